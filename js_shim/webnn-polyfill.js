@@ -1,0 +1,283 @@
+// webnn-py's JS shim: installs navigator.ml backed by webnn_py running on Pyodide.
+//
+// Thin by design. It builds the WebIDL interface objects from the generated
+// metadata (js_shim/generated/webidl_metadata.js, prepended to this file when
+// served), keeps a wrapper per Python object, performs brand checks, and
+// forwards every operation and attribute to webnn_py.browser.bridge with the
+// raw JS arguments: WebIDL argument conversion happens in Python, in the
+// generated bindings, so the host library and the browser behave alike.
+//
+// Configuration (optional, set before this script runs):
+//   self.webnnPolyfillConfig = {
+//     baseURL:  where webnn-polyfill.js and pyodide/ are served (default: this script's URL),
+//     pyodideURL: the Pyodide runtime folder (default: baseURL + "pyodide/"),
+//     keepNative: true to leave a native navigator.ml alone,
+//   };
+(function installWebNNPolyfill(global) {
+  "use strict";
+
+  const IDL = WEBNN_IDL_METADATA;  // eslint-disable-line no-undef
+  // The Model Loader's interfaces arrive with the Model Loader issue; until then
+  // they are not exposed at all rather than exposed broken.
+  const NOT_YET_IMPLEMENTED = new Set(["MLModel", "MLModelLoader"]);
+  const config = Object.assign({}, global.webnnPolyfillConfig || {});
+  const isWindow = typeof global.document !== "undefined";
+  const globalKind = isWindow ? "Window" : "Worker";
+
+  // [SecureContext]: nothing is exposed on a non-secure origin.
+  if (!global.isSecureContext) return;
+  if (config.keepNative && global.navigator && "ml" in global.navigator) return;
+
+  const baseURL = new URL(".", config.baseURL || currentScriptURL()).href;
+  const pyodideURL = new URL(config.pyodideURL || "pyodide/", baseURL).href;
+
+  // ---- the Python runtime, booted once, on first use of navigator.ml -----------------------
+
+  let bridge = null;       // webnn_py.browser.bridge, once booted
+  let bootPromise = null;
+
+  function boot() {
+    if (!bootPromise) bootPromise = bootPython();
+    return bootPromise;
+  }
+
+  async function bootPython() {
+    const started = performance.now();
+    const runtimeConfig = await fetch(pyodideURL + "runtime-config.json")
+      .then((r) => (r.ok ? r.json() : {}), () => ({}));
+    const indexURL = runtimeConfig.source === "cdn" ? runtimeConfig.indexURL : pyodideURL;
+    await loadScript(indexURL + "pyodide.js");
+    const pyodide = await global.loadPyodide({ indexURL, fullStdLib: false });
+    if (runtimeConfig.source === "cdn") {
+      await pyodide.loadPackage("numpy");
+      await pyodide.loadPackage(pyodideURL + runtimeConfig.wheel);
+    } else {
+      await pyodide.loadPackage(["numpy", "webnn-py"]);
+    }
+    if (config.debug) pyodide.setDebug(true);
+    bridge = pyodide.pyimport("webnn_py.browser.bridge");
+    bridge.install(unwrapForPython);
+    PyProxy = pyodide.ffi.PyProxy;
+    mlImpl.resolve(bridge.ml);
+    const seconds = ((performance.now() - started) / 1000).toFixed(2);
+    global.console.debug(`webnn-py: Python runtime ready in ${seconds} s`);
+  }
+
+  function loadScript(url) {
+    if (!isWindow) {
+      global.importScripts(url);
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = url;
+      script.onload = resolve;
+      script.onerror = () => reject(new DOMException(`webnn-py: cannot load ${url}`, "NotSupportedError"));
+      document.head.appendChild(script);
+    });
+  }
+
+  function currentScriptURL() {
+    if (isWindow && document.currentScript) return document.currentScript.src;
+    // importScripts() has no currentScript; the stack names the script being run.
+    const match = /(https?:\/\/[^\s)]+?webnn-polyfill[^\s):]*\.js)/.exec(new Error().stack || "");
+    return match ? match[1] : global.location.href;
+  }
+
+  // ---- wrappers: one JS object per Python object -------------------------------------------
+  //
+  // Every WebNN method that returns an interface object returns a new one, so a
+  // Python object reaches JS once and gets exactly one wrapper; the wrapper owns
+  // the PyProxy, which Pyodide releases when the wrapper is garbage-collected.
+
+  let PyProxy = null;
+  const IMPL = Symbol("webnn-py implementation");
+  const BRAND = Symbol("webnn-py interface");
+  const interfaces = {};        // name -> interface object (constructor function)
+  const ALLOW_CONSTRUCTION = Symbol("internal construction");
+  const FAILURE_TYPE = "BridgeFailure";  // PyProxy.type is the Python class name
+
+  function attach(wrapper, proxy) {
+    Object.defineProperty(wrapper, IMPL, { value: proxy });
+    Object.defineProperty(wrapper, BRAND, { value: proxy.type });
+    return wrapper;
+  }
+
+  // Handed to Python: the Python object behind a wrapper, or undefined. Pyodide
+  // consumes (destroys) a PyProxy that a JS function returns to Python, so the
+  // wrapper hands out a copy and keeps its own.
+  function unwrapForPython(value) {
+    return value !== null && typeof value === "object" && IMPL in value && value[IMPL] ? value[IMPL].copy() : undefined;
+  }
+
+  function implOf(self, interfaceName, member) {
+    if (self !== null && typeof self === "object" && IMPL in self && inherits(self[BRAND], interfaceName)) {
+      return self[IMPL];
+    }
+    throw new TypeError(`Failed to execute '${member}' on '${interfaceName}': Illegal invocation`);
+  }
+
+  function inherits(name, ancestor) {
+    for (let n = name; n; n = IDL.interfaces[n] && IDL.interfaces[n].inherits) if (n === ancestor) return true;
+    return false;
+  }
+
+  // ---- results and errors ------------------------------------------------------------------
+
+  function toError(name, message) {
+    if (name === "TypeError") return new TypeError(message);
+    if (name === "RangeError") return new RangeError(message);
+    return new DOMException(message, name);
+  }
+
+  // A bridge result: a JS value, a PyProxy of an API object (wrapped), of an
+  // awaitable (returned as is), or of a Failure (thrown as the JS error it names).
+  function unpack(result) {
+    if (!(PyProxy && result instanceof PyProxy)) return result;
+    if (result.type === FAILURE_TYPE) {
+      const error = toError(result.name, result.message);
+      result.destroy();
+      throw error;
+    }
+    const ctor = interfaces[result.type];
+    if (ctor) return attach(new ctor(ALLOW_CONSTRUCTION), result);
+    return result;
+  }
+
+  function toPromise(awaitable) {
+    return new Promise((resolve, reject) => {
+      const settled = bridge.settle(awaitable);
+      settled.then(
+        (result) => {
+          try {
+            // Pyodide lends the resolution value only for the duration of this
+            // callback; a wrapper must own its proxy.
+            resolve(unpack(PyProxy && result instanceof PyProxy ? result.copy() : result));
+          } catch (error) {
+            reject(error);
+          } finally {
+            awaitable.destroy();
+            settled.destroy();
+          }
+        },
+        (error) => reject(toError("OperationError", String(error && error.message))),
+      );
+    });
+  }
+
+  function isPromiseType(type) {
+    return /^Promise</.test(type);
+  }
+
+  // ---- interface objects -------------------------------------------------------------------
+
+  function defineInterface(meta) {
+    const name = meta.name;
+    const ctor = function () {
+      if (!new.target) throw new TypeError(`Failed to construct '${name}': Please use the 'new' operator.`);
+      if (arguments[0] === ALLOW_CONSTRUCTION) return;
+      if (!meta.ctor) throw new TypeError("Illegal constructor");
+      if (!bridge) throw new TypeError(`Failed to construct '${name}': the WebNN runtime is not ready`);
+      const result = bridge.construct(name, Array.from(arguments));
+      if (result.type === FAILURE_TYPE) unpack(result);   // throws
+      attach(this, result);
+    };
+    Object.defineProperty(ctor, "name", { value: name });
+    Object.defineProperty(ctor, "length", { value: meta.ctor ? meta.ctor.length : 0 });
+    const proto = ctor.prototype;
+    if (meta.inherits) {
+      Object.setPrototypeOf(proto, interfaces[meta.inherits].prototype);
+      Object.setPrototypeOf(ctor, interfaces[meta.inherits]);
+    }
+    Object.defineProperty(proto, Symbol.toStringTag, { value: name, configurable: true });
+
+    for (const op of meta.operations) {
+      const promise = isPromiseType(op.overloads[0].returnType);
+      const method = {
+        [op.name](...args) {
+          let impl;
+          try {
+            impl = implOf(this, name, op.name);
+          } catch (error) {
+            if (promise) return Promise.reject(error);
+            throw error;
+          }
+          const outcome = bridge.invoke(impl, op.name, args);
+          if (!promise) return unpack(outcome);
+          let awaitable;
+          try {
+            awaitable = unpack(outcome);
+          } catch (error) {
+            return Promise.reject(error);
+          }
+          return toPromise(awaitable);
+        },
+      }[op.name];
+      Object.defineProperty(method, "length", { value: op.length });
+      Object.defineProperty(proto, op.name, { value: method, writable: true, enumerable: true, configurable: true });
+    }
+
+    for (const attr of meta.attributes) {
+      const promiseCache = new WeakMap();
+      const frozen = /^FrozenArray</.test(attr.type);
+      const getter = {
+        [`get ${attr.name}`]() {
+          const impl = implOf(this, name, attr.name);
+          if (isPromiseType(attr.type)) {
+            if (!promiseCache.has(this)) promiseCache.set(this, toPromise(unpack(bridge.get(impl, attr.name))));
+            return promiseCache.get(this);
+          }
+          const value = unpack(bridge.get(impl, attr.name));
+          return frozen ? Object.freeze(value) : value;
+        },
+      }[`get ${attr.name}`];
+      Object.defineProperty(proto, attr.name, { get: getter, enumerable: true, configurable: true });
+    }
+
+    interfaces[name] = ctor;
+    return ctor;
+  }
+
+  // Parents first, so prototype chains can be linked.
+  const pending = Object.values(IDL.interfaces).filter(
+    (meta) => !NOT_YET_IMPLEMENTED.has(meta.name) && meta.exposed.some((g) => g === globalKind || g === "*"));
+  while (pending.length) {
+    const index = pending.findIndex((meta) => !meta.inherits || interfaces[meta.inherits]);
+    const [meta] = pending.splice(index, 1);
+    const ctor = defineInterface(meta);
+    Object.defineProperty(global, meta.name, { value: ctor, writable: true, enumerable: false, configurable: true });
+  }
+
+  // ---- navigator.ml ([SameObject]): a wrapper of the Python ML whose Python object
+  // arrives when the runtime has booted. createContext() waits for that.
+
+  const mlImpl = {};
+  mlImpl.ready = new Promise((resolve) => { mlImpl.resolve = resolve; });
+  const ml = new interfaces.ML(ALLOW_CONSTRUCTION);
+  Object.defineProperty(ml, BRAND, { value: "ML" });  // its IMPL arrives with the runtime
+  let mlProxy = null;
+  Object.defineProperty(ml, IMPL, { get: () => mlProxy });
+  mlImpl.ready.then((proxy) => { mlProxy = proxy; });
+
+  const createContext = interfaces.ML.prototype.createContext;
+  Object.defineProperty(interfaces.ML.prototype, "createContext", {
+    value: {
+      createContext(...args) {
+        if (this !== ml || mlProxy) return createContext.apply(this, args);
+        return boot().then(() => createContext.apply(this, args));
+      },
+    }.createContext,
+    writable: true, enumerable: true, configurable: true,
+  });
+  Object.defineProperty(interfaces.ML.prototype.createContext, "length", { value: createContext.length });
+
+  const navigatorProto = Object.getPrototypeOf(global.navigator);
+  Object.defineProperty(navigatorProto, "ml", {
+    get: { get ml() { return ml; } }.__lookupGetter__("ml"),
+    enumerable: true,
+    configurable: true,
+  });
+
+  // Start loading right away: pages that include the polyfill use it.
+  boot().catch((error) => global.console.error("webnn-py: failed to start", error));
+})(typeof globalThis !== "undefined" ? globalThis : self);

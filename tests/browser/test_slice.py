@@ -1,0 +1,41 @@
+"""The vertical slice in a real headless Chromium: one <script> tag gives navigator.ml."""
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def facts(pyodide_runtime):
+    from webnn_py.serve import PolyfillServer
+    from wpt_runner.chromium import launch_chromium
+
+    with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium() as browser:
+        page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{server.url}/slice.html")
+        result = page.evaluate("window.sliceFacts")
+        assert not errors, errors
+        return result
+
+
+def test_interfaces_and_navigator_ml(facts):
+    assert facts["interfaces"] == ["ML", "MLContext", "MLGraphBuilder", "MLOperand", "MLGraph", "MLTensor"]
+    assert facts["sameObject"] is True
+    assert facts["mlTag"] == "[object ML]"
+    assert facts["contextIsMLContext"] is True
+
+
+def test_results_match_hand_computed_values(facts):
+    assert facts["operand"] == {"dataType": "float32", "shape": [2, 3], "frozen": True}
+    assert facts["sum"] == [11, 22, 33, 14, 25, 36]
+    assert facts["diff"] == [-9, -18, -27, -6, -15, -24]
+
+
+def test_error_names_from_page_script(facts):
+    assert facts["mismatch"]["name"] == "TypeError" and facts["mismatch"]["isTypeError"]
+    assert facts["mismatch"]["message"].startswith("[bad-add] add:")
+    assert facts["afterBuild"] == {"name": "InvalidStateError", "isDOMException": True}
+    assert facts["readWritableOnly"] == "TypeError"
+    assert facts["brand"] == "TypeError"
+    assert facts["illegalConstructor"] == "Illegal constructor"

@@ -1,0 +1,200 @@
+"""The MLGraphBuilder interface (§8.9): graph inputs, constants, operators, build()."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..base.descriptor import OperandDescriptor, check_dimensions
+from ..base.errors import InvalidStateError, describe
+from ..ops import operator_kind
+from ..runtime.ir import Node, Value
+from ..runtime.plan import ExecutionPlan
+from ..runtime.timeline import new_future
+from .buffers import copy_of_bytes, validate_buffer_with_descriptor
+from .casting import cast_number
+from .context import MLContext
+from .graph import MLGraph
+from .idl import operation, register_interface, rejected
+from .operand import MLOperand
+from .tensor import MLTensor
+
+
+class MLGraphBuilder:
+    @operation("MLGraphBuilder", "constructor")
+    def __init__(self, context: MLContext):
+        """§8.9.1 new MLGraphBuilder(context)."""
+        if context._is_lost:
+            raise InvalidStateError("MLGraphBuilder: the context is lost")
+        self._context = context
+        self._has_built = False
+        self._input_names: set[str] = set()
+
+    # -- shared steps ------------------------------------------------------------------------
+
+    def _check_can_build(self, method: str, label: str = "") -> None:
+        """"If this cannot build, throw an InvalidStateError" (§8.9)."""
+        if self._has_built:
+            raise InvalidStateError(describe(method, label, "the builder has already built a graph"))
+        if self._context._is_lost:
+            raise InvalidStateError(describe(method, label, "the context is lost"))
+
+    def _validate_operand(self, method: str, label: str, operand: MLOperand) -> Value:
+        """§8.6.1 "validate operand"."""
+        if operand._builder is not self:
+            raise TypeError(describe(method, label, "an operand was created by another MLGraphBuilder"))
+        return operand._value
+
+    def _operator(self, kind: str, operands: list[MLOperand], options: dict) -> list[MLOperand]:
+        """Validate and record one operator (the common steps of every builder method):
+        "can build", "validate operand" for each input, the operator's own
+        inference, then "connect" its inputs and new outputs."""
+        label = options.get("label", "")
+        self._check_can_build(kind, label)
+        values = [self._validate_operand(kind, label, op) for op in operands]
+        out_descs = operator_kind(kind).infer(kind, [v.descriptor for v in values], options, label)
+        node = Node(kind, values, options, label)
+        node.outputs = [Value(desc, producer=node) for desc in out_descs]
+        return [MLOperand(self, v) for v in node.outputs]
+
+    # -- inputs and constants ----------------------------------------------------------------
+
+    @operation("MLGraphBuilder")
+    def input(self, name: str, descriptor: dict) -> MLOperand:
+        """§8.9.2 input(name, descriptor)."""
+        self._check_can_build("input")
+        if not name:
+            raise TypeError("input: the name is empty")
+        if name in self._input_names:
+            raise TypeError(f"input: an input named {name!r} already exists")
+        desc = OperandDescriptor.from_dict(descriptor)
+        problem = check_dimensions(desc)
+        if problem:
+            raise TypeError(f"input {name!r}: {problem}")
+        self._input_names.add(name)
+        return MLOperand(self, Value(desc, input_name=name))
+
+    @operation("MLGraphBuilder", overloaded=True)
+    def constant(self, overload: int, *args) -> MLOperand:
+        """§8.9.3 the three constant() overloads, in the IDL's order."""
+        if overload == 0:
+            return self._constant_from_buffer(*args)
+        if overload == 1:
+            return self._constant_from_number(*args)
+        return self._constant_from_tensor(*args)
+
+    def _constant_from_buffer(self, descriptor: dict, buffer) -> MLOperand:
+        """§8.9.3.1 constant(descriptor, buffer)."""
+        self._check_can_build("constant")
+        desc = OperandDescriptor.from_dict(descriptor)
+        problem = check_dimensions(desc) or validate_buffer_with_descriptor(buffer, desc)
+        if problem:
+            raise TypeError(f"constant: {problem}")
+        return MLOperand(self, Value(desc, constant=copy_of_bytes(buffer, desc)))
+
+    def _constant_from_number(self, data_type: str, value) -> MLOperand:
+        """§8.9.3.3 constant(dataType, value)."""
+        self._check_can_build("constant")
+        desc = OperandDescriptor(data_type, ())
+        return MLOperand(self, Value(desc, constant=np.array(cast_number(value, data_type), dtype=desc.type.numpy)))
+
+    def _constant_from_tensor(self, tensor: MLTensor) -> MLOperand:
+        """§8.9.3.2 constant(tensor)."""
+        if tensor._context is not self._context:
+            raise TypeError("constant: the tensor belongs to another context")
+        if tensor._is_destroyed:
+            raise TypeError("constant: the tensor has been destroyed")
+        if not tensor._is_constant:
+            raise TypeError("constant: the tensor was not created by createConstantTensor()")
+        self._check_can_build("constant")
+        # The tensor's bytes are final once createConstantTensor() resolved, and
+        # the graph must survive the tensor's destruction (§8.3.1 note), so the
+        # graph keeps its own reference to the array.
+        if tensor._data is None:
+            self._context._timeline.drain()
+        return MLOperand(self, Value(tensor._descriptor, constant=tensor._data, constant_source=tensor))
+
+    # -- build -------------------------------------------------------------------------------
+
+    @operation("MLGraphBuilder", promise=True)
+    def build(self, outputs: dict):
+        """§8.9.4 build(outputs)."""
+        if self._has_built or self._context._is_lost:
+            return rejected(InvalidStateError("build: the builder cannot build (already built, or the context is lost)"))
+        if not outputs:
+            return rejected(TypeError("build: no outputs were given"))
+        for name, operand in outputs.items():
+            if not name:
+                return rejected(TypeError("build: an output name is empty"))
+            if operand._builder is not self:
+                return rejected(TypeError(f"build: output {name!r} was created by another MLGraphBuilder"))
+            value = operand._value
+            if value.is_input or value.is_constant:
+                return rejected(TypeError(f"build: output {name!r} is a graph input or constant; "
+                                          "pass it through identity() to make it an output"))
+        # Steps 5-9: the operands reachable from the outputs, and which of them are inputs.
+        output_values = {name: operand._value for name, operand in outputs.items()}
+        inputs = _reachable_inputs(output_values.values())
+        for value in _reachable_constants(output_values.values()):
+            tensor = value.constant_source
+            if tensor is not None and tensor._is_destroyed:
+                return rejected(TypeError("build: a constant's MLTensor has been destroyed"))
+        graph = MLGraph(self._context,
+                        {v.input_name: v.descriptor for v in inputs},
+                        {name: v.descriptor for name, v in output_values.items()})
+        self._has_built = True
+        promise = new_future()
+        self._context._compile(graph, lambda: ExecutionPlan(output_values), promise)
+        return promise
+
+    # -- element-wise binary operations (§8.9.13) ----------------------------------------------
+
+    @operation("MLGraphBuilder")
+    def add(self, a, b, options):
+        return self._operator("add", [a, b], options)[0]
+
+    @operation("MLGraphBuilder")
+    def sub(self, a, b, options):
+        return self._operator("sub", [a, b], options)[0]
+
+    @operation("MLGraphBuilder")
+    def mul(self, a, b, options):
+        return self._operator("mul", [a, b], options)[0]
+
+    @operation("MLGraphBuilder")
+    def div(self, a, b, options):
+        return self._operator("div", [a, b], options)[0]
+
+    @operation("MLGraphBuilder")
+    def max(self, a, b, options):
+        return self._operator("max", [a, b], options)[0]
+
+    @operation("MLGraphBuilder")
+    def min(self, a, b, options):
+        return self._operator("min", [a, b], options)[0]
+
+    @operation("MLGraphBuilder")
+    def pow(self, a, b, options):
+        return self._operator("pow", [a, b], options)[0]
+
+
+def _walk(outputs):
+    seen: set[int] = set()
+    stack = list(outputs)
+    while stack:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        yield value
+        if value.producer is not None:
+            stack.extend(value.producer.inputs)
+
+
+def _reachable_inputs(outputs) -> list[Value]:
+    return [v for v in _walk(outputs) if v.is_input]
+
+
+def _reachable_constants(outputs) -> list[Value]:
+    return [v for v in _walk(outputs) if v.is_constant]
+
+
+register_interface("MLGraphBuilder", MLGraphBuilder)

@@ -1,0 +1,259 @@
+"""The MLContext interface (§8.3)."""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..base.descriptor import OperandDescriptor, check_dimensions
+from ..base.errors import InvalidStateError, OperationError, UnknownError
+from ..runtime.timeline import Timeline, new_future
+from .buffers import copy_of_bytes, validate_buffer_with_descriptor, write_bytes_into
+from .graph import MLGraph
+from .idl import operation, register_interface, rejected
+from .tensor import MLTensor
+
+
+class MLContext:
+    @classmethod
+    def _create(cls, options: dict) -> "MLContext":
+        """§8.2.2 "create a context" for MLContextOptions."""
+        return cls(options.get("powerPreference", "default"), options.get("accelerated", True))
+
+    def __init__(self, power_preference: str, accelerated: bool):
+        self._context_type = "default"
+        self._power_preference = power_preference
+        # This implementation computes on the CPU only, whatever was asked for.
+        self._accelerated = False
+        self._lost = new_future()
+        self._timeline = Timeline()
+        self._graphs: weakref.WeakSet = weakref.WeakSet()
+        self._tensors: weakref.WeakSet = weakref.WeakSet()
+
+    # -- attributes ---------------------------------------------------------------------------
+
+    @property
+    def accelerated(self) -> bool:
+        return self._accelerated
+
+    @property
+    def lost(self):
+        return self._lost
+
+    @property
+    def _is_lost(self) -> bool:
+        """§8.3.9: a context is lost when its [[lost]] promise is settled."""
+        return self._lost.done()
+
+    # -- dispatch -----------------------------------------------------------------------------
+
+    @operation("MLContext")
+    def dispatch(self, graph: MLGraph, inputs: dict, outputs: dict) -> None:
+        """§8.3.1 dispatch(graph, inputs, outputs)."""
+        if graph._context is not self:
+            raise TypeError("dispatch: the graph belongs to another context")
+        if graph._is_destroyed:
+            raise InvalidStateError("dispatch: the graph has been destroyed")
+        all_tensors = list(inputs.values()) + list(outputs.values())
+        if len({id(t) for t in all_tensors}) != len(all_tensors):
+            raise TypeError("dispatch: the same MLTensor is bound more than once")
+        for tensor in all_tensors:
+            if tensor._context is not self:
+                raise TypeError("dispatch: a tensor belongs to another context")
+            if tensor._is_destroyed:
+                raise TypeError("dispatch: a tensor has been destroyed")
+        _validate_tensors_with_descriptors("inputs", inputs, graph._input_descriptors)
+        _validate_tensors_with_descriptors("outputs", outputs, graph._output_descriptors)
+
+        inputs, outputs = dict(inputs), dict(outputs)
+
+        def run():
+            plan = graph._implementation
+            if plan is None or any(t._data is None for t in all_tensors):
+                return
+            try:
+                results = plan.execute({name: t._data for name, t in inputs.items()})
+            except Exception:  # noqa: BLE001
+                # No way to report dispatch errors yet (spec issue #778): outputs
+                # keep their previous contents, nothing else is touched.
+                return
+            for name, tensor in outputs.items():
+                np.copyto(tensor._data, results[name], casting="no")
+
+        self._timeline.enqueue(run)
+
+    # -- tensors ------------------------------------------------------------------------------
+
+    @operation("MLContext", promise=True)
+    def createTensor(self, descriptor: dict):
+        """§8.3.2 createTensor(descriptor)."""
+        if self._is_lost:
+            return rejected(InvalidStateError("createTensor: the context is lost"))
+        desc = OperandDescriptor.from_dict(descriptor)
+        problem = check_dimensions(desc)
+        if problem:
+            # Not in the spec's steps, but [[data]] cannot be created for such a
+            # descriptor, and WebNN implementations reject it up front.
+            return rejected(TypeError(f"createTensor: {problem}"))
+        tensor = MLTensor(self, desc, descriptor.get("readable", False), descriptor.get("writable", False), False)
+        self._tensors.add(tensor)
+        promise = new_future()
+
+        def run():
+            try:
+                tensor._allocate()
+            except MemoryError:
+                _settle(promise, exc=UnknownError("createTensor: out of memory"))
+                return
+            _settle(promise, tensor)
+
+        self._timeline.enqueue(run, lambda: _settle(promise, exc=InvalidStateError("createTensor: the context is lost")))
+        return promise
+
+    @operation("MLContext", promise=True)
+    def createConstantTensor(self, descriptor: dict, input_data):
+        """§8.3.3 createConstantTensor(descriptor, inputData)."""
+        if self._is_lost:
+            return rejected(InvalidStateError("createConstantTensor: the context is lost"))
+        desc = OperandDescriptor.from_dict(descriptor)
+        problem = check_dimensions(desc)
+        if problem:
+            return rejected(TypeError(f"createConstantTensor: {problem}"))
+        problem = validate_buffer_with_descriptor(input_data, desc)
+        if problem:
+            return rejected(TypeError(f"createConstantTensor: {problem}"))
+        data = copy_of_bytes(input_data, desc)
+        tensor = MLTensor(self, desc, False, False, True)
+        self._tensors.add(tensor)
+        promise = new_future()
+
+        def run():
+            tensor._data = data
+            _settle(promise, tensor)
+
+        self._timeline.enqueue(run, lambda: _settle(promise, exc=InvalidStateError("createConstantTensor: the context is lost")))
+        return promise
+
+    @operation("MLContext", promise=True, overloaded=True)
+    def readTensor(self, overload: int, tensor: MLTensor, output_data=None):
+        """§8.3.4 readTensor(tensor) and §8.3.5 readTensor(tensor, outputData)."""
+        if tensor._context is not self:
+            return rejected(TypeError("readTensor: the tensor belongs to another context"))
+        if tensor._is_destroyed:
+            return rejected(TypeError("readTensor: the tensor has been destroyed"))
+        if not tensor._readable:
+            return rejected(TypeError("readTensor: the tensor is not readable"))
+        if overload == 1:
+            problem = validate_buffer_with_descriptor(output_data, tensor._descriptor)
+            if problem:
+                return rejected(TypeError(f"readTensor: {problem}"))
+        promise = new_future()
+        tensor._pending_promises.add(promise)
+
+        def run():
+            tensor._pending_promises.discard(promise)
+            if tensor._data is None:
+                _settle(promise, exc=InvalidStateError("readTensor: the tensor was destroyed"))
+                return
+            if overload == 0:
+                out = bytearray(tensor._descriptor.byte_length)
+                np.frombuffer(out, dtype=tensor._data.dtype)[:] = tensor._data.reshape(-1)
+                _settle(promise, out)
+                return
+            try:
+                write_bytes_into(output_data, tensor._data)
+            except TypeError as exc:     # detached since the call (§8.3.5 step 9.1.3.2)
+                _settle(promise, exc=exc)
+                return
+            _settle(promise, None)
+
+        def abort():
+            tensor._pending_promises.discard(promise)
+            _settle(promise, exc=InvalidStateError("readTensor: the context is lost"))
+
+        self._timeline.enqueue(run, abort)
+        return promise
+
+    @operation("MLContext")
+    def writeTensor(self, tensor: MLTensor, input_data) -> None:
+        """§8.3.6 writeTensor(tensor, inputData)."""
+        if tensor._context is not self:
+            raise TypeError("writeTensor: the tensor belongs to another context")
+        if tensor._is_destroyed:
+            raise TypeError("writeTensor: the tensor has been destroyed")
+        if not tensor._writable:
+            raise TypeError("writeTensor: the tensor is not writable")
+        problem = validate_buffer_with_descriptor(input_data, tensor._descriptor)
+        if problem:
+            raise TypeError(f"writeTensor: {problem}")
+        data = copy_of_bytes(input_data, tensor._descriptor)
+
+        def run():
+            if tensor._data is not None:
+                tensor._data = data
+
+        self._timeline.enqueue(run)
+
+    # -- the rest -----------------------------------------------------------------------------
+
+    @operation("MLContext")
+    def opSupportLimits(self) -> dict:
+        """§8.3.7 opSupportLimits()."""
+        from .support_limits import op_support_limits
+        return op_support_limits()
+
+    @operation("MLContext")
+    def destroy(self) -> None:
+        """§8.3.8 destroy()."""
+        if self._is_lost:
+            return
+        self._lose("destroy() was called")
+
+    def _lose(self, message: str) -> None:
+        """§8.3.9 "lose" the context."""
+        self._lost.set_result({"message": message})
+        for graph in list(self._graphs):
+            graph.destroy()
+        for tensor in list(self._tensors):
+            tensor.destroy()
+        self._timeline.abort_all()
+
+    def _compile(self, graph: MLGraph, build_plan, promise) -> None:
+        """§8.9.4 build() step 18, run on this context's timeline."""
+        self._graphs.add(graph)
+
+        def run():
+            try:
+                graph._implementation = build_plan()
+            except Exception as exc:  # noqa: BLE001
+                _settle(promise, exc=OperationError(f"build: compiling the graph failed: {exc}"))
+                return
+            _settle(promise, graph)
+
+        self._timeline.enqueue(run, lambda: _settle(promise, exc=InvalidStateError("build: the context is lost")))
+
+
+def _validate_tensors_with_descriptors(what: str, named_tensors: dict, descriptors: dict) -> None:
+    """§8.3 "validate tensors with descriptors", failing with a message that says why."""
+    if len(named_tensors) != len(descriptors):
+        raise TypeError(f"dispatch: {what} has {len(named_tensors)} tensors, the graph has {len(descriptors)} "
+                        f"({', '.join(sorted(descriptors))})")
+    for name, tensor in named_tensors.items():
+        if tensor._is_constant:
+            raise TypeError(f"dispatch: {what}[{name!r}] is a constant tensor")
+        if name not in descriptors:
+            raise TypeError(f"dispatch: the graph has no {what[:-1]} named {name!r}")
+        if tensor._descriptor != descriptors[name]:
+            raise TypeError(f"dispatch: {what}[{name!r}] is {tensor._descriptor}, the graph expects {descriptors[name]}")
+
+
+def _settle(future, value=None, exc: BaseException | None = None) -> None:
+    if future.done():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(value)
+
+
+register_interface("MLContext", MLContext)

@@ -1,0 +1,63 @@
+"""The MLTensor interface (§8.8)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..base.descriptor import OperandDescriptor
+from ..base.errors import InvalidStateError
+from .idl import operation, register_interface
+
+
+class MLTensor:
+    def __init__(self, context, descriptor: OperandDescriptor, readable: bool, writable: bool, constant: bool):
+        # "create an MLTensor" (§8.8.1) / "create a constant MLTensor" (§8.8.3)
+        self._context = context
+        self._descriptor = descriptor
+        self._readable = readable
+        self._writable = writable
+        self._is_constant = constant
+        self._is_destroyed = False
+        self._pending_promises: set = set()
+        self._data: np.ndarray | None = None   # [[data]]: created on the timeline
+
+    @property
+    def dataType(self) -> str:
+        return self._descriptor.data_type
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self._descriptor.shape)
+
+    @property
+    def readable(self) -> bool:
+        return self._readable
+
+    @property
+    def writable(self) -> bool:
+        return self._writable
+
+    @property
+    def constant(self) -> bool:
+        return self._is_constant
+
+    @operation("MLTensor")
+    def destroy(self) -> None:
+        """§8.8.2 destroy()."""
+        self._is_destroyed = True
+        for future in list(self._pending_promises):
+            self._pending_promises.discard(future)
+            if not future.done():
+                future.set_exception(InvalidStateError("readTensor: the tensor was destroyed"))
+
+        def free():
+            self._data = None
+        self._context._timeline.enqueue(free, free)
+
+    def _allocate(self) -> None:
+        self._data = np.zeros(self._descriptor.shape, dtype=self._descriptor.type.numpy)
+
+    def __repr__(self) -> str:
+        return f"<MLTensor {self._descriptor}{' destroyed' if self._is_destroyed else ''}>"
+
+
+register_interface("MLTensor", MLTensor)

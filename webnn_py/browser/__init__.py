@@ -1,0 +1,1 @@
+"""The Python half of the browser bridge; only imported inside Pyodide."""

@@ -1,0 +1,94 @@
+"""The Python side of the JS shim (js_shim/webnn-polyfill.js).
+
+The shim stays thin: it owns the interface objects, prototype chains and
+brand checks, and forwards every member access here as
+`invoke(target, member, args)`. Arguments arrive as raw JS values, and the
+generated WebIDL conversions (webnn_py.bindings) convert them exactly as a
+native binding would.
+
+Results go back as JS values; API objects (MLContext, MLOperand, ...) as
+PyProxies that the shim wraps. A failure comes back as a `BridgeFailure` carrying
+the error's name and message instead of being raised, because a Python
+exception that crosses into JavaScript loses its class (it becomes a generic
+PythonError whose message is a traceback).
+"""
+from __future__ import annotations
+
+import traceback
+
+import js  # Pyodide's view of the JS global scope
+from pyodide.ffi import to_js
+
+from .. import api
+from ..base.errors import DOMException, NotSupportedError, describe, error_name
+from ..bindings import set_platform_object_unwrapper
+
+ml = api.ML()
+
+
+class BridgeFailure:
+    """What a failed call returns to the shim, which throws the matching JS error."""
+
+    def __init__(self, exc: BaseException):
+        self.name = error_name(exc)
+        self.message = str(exc)
+        if self.name == "OperationError" and not isinstance(exc, DOMException):
+            # Not a WebNN error but a bug of ours: say what it was, and log the trace.
+            self.message = describe("webnn-py", "", f"internal error {type(exc).__name__}: {exc}")
+            js.console.error("".join(traceback.format_exception(exc)))
+
+
+def install(unwrap_platform_object) -> None:
+    """Called once by the shim with a JS function giving the Python object behind
+    one of its wrappers (or undefined), which the WebIDL conversions then use."""
+    set_platform_object_unwrapper(unwrap_platform_object)
+
+
+def construct(interface: str, args):
+    return _outcome(lambda: getattr(api, interface)(*args))
+
+
+def invoke(target, member: str, args):
+    return _outcome(lambda: _member(target, member)(*args))
+
+
+def get(target, attribute: str):
+    return _outcome(lambda: getattr(target, attribute))
+
+
+async def settle(awaitable):
+    """Await a Python future or coroutine; report its outcome like `invoke`."""
+    try:
+        value = await awaitable
+    except Exception as exc:  # noqa: BLE001
+        return BridgeFailure(exc)
+    return _to_js(value)
+
+
+def _member(target, member: str):
+    try:
+        return getattr(target, member)
+    except AttributeError:
+        # The shim exposes the whole IDL; operators land one family at a time.
+        raise NotSupportedError(f"{member}: not implemented by webnn-py yet") from None
+
+
+def _outcome(thunk):
+    try:
+        return _to_js(thunk())
+    except Exception as exc:  # noqa: BLE001
+        return BridgeFailure(exc)
+
+
+def _to_js(value):
+    """Python results of the API → the JS values WebIDL would produce.
+
+    API objects, futures and coroutines are returned as themselves: Pyodide
+    hands them to JS as PyProxies, which the shim wraps or awaits."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        buffer = js.ArrayBuffer.new(len(value))
+        js.Uint8Array.new(buffer).assign(value)
+        return buffer
+    if isinstance(value, (dict, list, tuple)):
+        return to_js(value, dict_converter=js.Object.fromEntries, create_pyproxies=False)
+    return value

@@ -1,0 +1,1 @@
+"""Graph IR, compilation to an execution plan, and the context timeline."""
