@@ -85,7 +85,7 @@ async def test_builder_validation_errors():
     builder = MLGraphBuilder(context)
     a = builder.input("a", {"dataType": "float32", "shape": [2]})
     b = builder.input("b", {"dataType": "int32", "shape": [2]})
-    with raises(TypeError, match=r"^\[my-add\] add: .*data types"):
+    with raises(TypeError, match=r"^\[my-add\] add: .*data type"):
         builder.add(a, b, {"label": "my-add"})
     c = builder.input("c", {"dataType": "float32", "shape": [3]})
     with raises(TypeError, match="not broadcastable"):

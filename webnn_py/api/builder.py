@@ -5,7 +5,8 @@ import numpy as np
 
 from ..base.descriptor import OperandDescriptor, check_dimensions
 from ..base.errors import InvalidStateError, describe
-from ..ops import operator_kind
+from ..bindings import INTERFACES
+from ..ops import OPERATORS, BuildContext, operator_kind
 from ..runtime.ir import Node, Value
 from ..runtime.plan import ExecutionPlan
 from ..runtime.timeline import new_future
@@ -42,18 +43,6 @@ class MLGraphBuilder:
         if operand._builder is not self:
             raise TypeError(describe(method, label, "an operand was created by another MLGraphBuilder"))
         return operand._value
-
-    def _operator(self, kind: str, operands: list[MLOperand], options: dict) -> list[MLOperand]:
-        """Validate and record one operator (the common steps of every builder method):
-        "can build", "validate operand" for each input, the operator's own
-        inference, then "connect" its inputs and new outputs."""
-        label = options.get("label", "")
-        self._check_can_build(kind, label)
-        values = [self._validate_operand(kind, label, op) for op in operands]
-        out_descs = operator_kind(kind).infer(kind, [v.descriptor for v in values], options, label)
-        node = Node(kind, values, options, label)
-        node.outputs = [Value(desc, producer=node) for desc in out_descs]
-        return [MLOperand(self, v) for v in node.outputs]
 
     # -- inputs and constants ----------------------------------------------------------------
 
@@ -145,36 +134,6 @@ class MLGraphBuilder:
         self._context._compile(graph, lambda: ExecutionPlan(output_values), promise)
         return promise
 
-    # -- element-wise binary operations (§8.9.13) ----------------------------------------------
-
-    @operation("MLGraphBuilder")
-    def add(self, a, b, options):
-        return self._operator("add", [a, b], options)[0]
-
-    @operation("MLGraphBuilder")
-    def sub(self, a, b, options):
-        return self._operator("sub", [a, b], options)[0]
-
-    @operation("MLGraphBuilder")
-    def mul(self, a, b, options):
-        return self._operator("mul", [a, b], options)[0]
-
-    @operation("MLGraphBuilder")
-    def div(self, a, b, options):
-        return self._operator("div", [a, b], options)[0]
-
-    @operation("MLGraphBuilder")
-    def max(self, a, b, options):
-        return self._operator("max", [a, b], options)[0]
-
-    @operation("MLGraphBuilder")
-    def min(self, a, b, options):
-        return self._operator("min", [a, b], options)[0]
-
-    @operation("MLGraphBuilder")
-    def pow(self, a, b, options):
-        return self._operator("pow", [a, b], options)[0]
-
 
 def _walk(outputs):
     seen: set[int] = set()
@@ -186,7 +145,7 @@ def _walk(outputs):
         seen.add(id(value))
         yield value
         if value.producer is not None:
-            stack.extend(value.producer.inputs)
+            stack.extend(v for v in value.producer.inputs if v is not None)
 
 
 def _reachable_inputs(outputs) -> list[Value]:
@@ -196,5 +155,48 @@ def _reachable_inputs(outputs) -> list[Value]:
 def _reachable_constants(outputs) -> list[Value]:
     return [v for v in _walk(outputs) if v.is_constant]
 
+
+class _NodeRecorder(BuildContext):
+    """The BuildContext of one builder method call: operands are MLOperands of `builder`."""
+
+    def __init__(self, builder: MLGraphBuilder, op: str, label: str):
+        super().__init__(op, label)
+        self.builder = builder
+
+    def descriptor(self, operand: MLOperand) -> OperandDescriptor:
+        # §8.6.1 "validate operand", for every operand the operator reads.
+        if operand._builder is not self.builder:
+            self.fail("an operand was created by another MLGraphBuilder")
+        return operand._value.descriptor
+
+    def emit(self, inputs, outputs, attributes=None, kind=None) -> list[MLOperand]:
+        # "Connect": a node whose inputs are the operands' values and whose
+        # outputs are new values, each wrapped in a new MLOperand.
+        values = [None if op is None else op._value for op in inputs]
+        node = Node(kind or self.op, values, dict(attributes or {}), self.label)
+        node.outputs = [Value(desc, producer=node) for desc in outputs]
+        return [MLOperand(self.builder, v) for v in node.outputs]
+
+
+def _operator_method(name: str):
+    """The builder method of operator `name`: WebIDL conversion, "can build", then
+    the operator's own build step (its section of §8.9)."""
+    build = operator_kind(name).build
+
+    @operation("MLGraphBuilder", name)
+    def method(self, *args):
+        options = args[-1] if args and isinstance(args[-1], dict) else {}
+        label = options.get("label", "")
+        self._check_can_build(name, label)
+        return build(_NodeRecorder(self, name, label), *args)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+# Every operator of the IDL's MLGraphBuilder that ops/ implements becomes a method.
+for _name in INTERFACES["MLGraphBuilder"].operations:
+    if _name in OPERATORS:
+        setattr(MLGraphBuilder, _name, _operator_method(_name))
 
 register_interface("MLGraphBuilder", MLGraphBuilder)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..base.descriptor import OperandDescriptor, check_dimensions
 from ..base.errors import InvalidStateError, OperationError, UnknownError
+from ..ops.registry import support_limits
 from ..runtime.timeline import Timeline, new_future
 from .buffers import copy_of_bytes, validate_buffer_with_descriptor, write_bytes_into
 from .graph import MLGraph
@@ -199,8 +200,7 @@ class MLContext:
     @operation("MLContext")
     def opSupportLimits(self) -> dict:
         """§8.3.7 opSupportLimits()."""
-        from .support_limits import op_support_limits
-        return op_support_limits()
+        return support_limits()
 
     @operation("MLContext")
     def destroy(self) -> None:

@@ -1,52 +1,45 @@
 """Element-wise binary operators (§8.9.13): add, sub, mul, div, max, min, pow."""
 from __future__ import annotations
 
-from typing import Sequence
-
 import numpy as np
 
 from ..base.descriptor import OperandDescriptor
-from ..base.errors import describe
 from .broadcast import broadcast_bidirectional
-from .registry import register
+from .registry import ANY, BuildContext, register
 
 NAMES = ("add", "sub", "mul", "div", "max", "min", "pow")
 
 
-def infer(name: str, inputs: Sequence[OperandDescriptor], options: dict, label: str) -> list[OperandDescriptor]:
-    """§8.9.13 "create an element-wise binary operation", steps 4-6."""
-    a, b = inputs
-    if a.data_type != b.data_type:
-        raise TypeError(describe(name, label, f"the data types of a ({a.data_type}) and b ({b.data_type}) differ"))
-    shape = broadcast_bidirectional(a.shape, b.shape)
+def build(ctx: BuildContext, a, b, options: dict):
+    """§8.9.13 "create an element-wise binary operation", steps 3-7."""
+    a_desc = ctx.check("a", a)
+    b_desc = ctx.check("b", b)
+    ctx.same_type("b", b_desc, "a", a_desc)
+    shape = broadcast_bidirectional(a_desc.shape, b_desc.shape)
     if shape is None:
-        raise TypeError(describe(name, label, f"shapes {list(a.shape)} and {list(b.shape)} are not broadcastable"))
-    return [OperandDescriptor(a.data_type, shape)]
+        ctx.fail(f"shapes {list(a_desc.shape)} and {list(b_desc.shape)} are not broadcastable")
+    return ctx.emit([a, b], [OperandDescriptor(a_desc.data_type, shape)])[0]
 
 
-_UFUNCS = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "max": np.maximum,
-    "min": np.minimum,
-}
+_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
-def kernel(name: str, inputs: Sequence[np.ndarray], options: dict, outputs: Sequence[OperandDescriptor]) -> list[np.ndarray]:
-    a, b = inputs
-    out_dtype = a.dtype
-    if out_dtype == np.float16:
-        # float16 is computed in float32 and rounded once, as native backends do.
-        a, b = a.astype(np.float32), b.astype(np.float32)
-    with np.errstate(all="ignore"):
-        if name in _UFUNCS:
-            result = _UFUNCS[name](a, b)
-        elif name == "div":
-            result = _divide(a, b)
-        else:
-            result = _power(a, b)
-    return [np.asarray(result).astype(out_dtype, copy=False)]
+def kernel(op: str):
+    def compute(inputs, attributes, outputs):
+        a, b = inputs
+        out_dtype = a.dtype
+        if out_dtype == np.float16:
+            # float16 is computed in float32 and rounded once, as native backends do.
+            a, b = a.astype(np.float32), b.astype(np.float32)
+        with np.errstate(all="ignore"):
+            if op in _UFUNCS:
+                result = _UFUNCS[op](a, b)
+            elif op == "div":
+                result = _divide(a, b)
+            else:
+                result = _power(a, b)
+        return [np.asarray(result).astype(out_dtype, copy=False)]
+    return compute
 
 
 def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -59,22 +52,23 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     quotient = np.floor_divide(a, safe_b)
     # floor and trunc differ where the remainder is non-zero and the signs differ.
     quotient += ((np.remainder(a, safe_b) != 0) & ((a < 0) != (safe_b < 0))).astype(quotient.dtype)
-    return np.where(zero, 0, quotient).astype(a.dtype)
+    return np.where(zero, 0, quotient)
 
 
 def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind == "f":
         return np.power(a, b)
     # numpy refuses negative integer exponents; integer pow with a negative
-    # exponent is 1/a**|b| truncated toward zero.
-    a_b = np.broadcast_arrays(a, b)
-    base, exp = a_b
+    # exponent is 1 / a**|b| truncated toward zero: ±1 for a = ±1, else 0.
+    base, exp = np.broadcast_arrays(a, b)
     out = np.power(base, np.where(exp < 0, 0, exp))
-    neg = exp < 0
-    if np.any(neg):
-        recip = np.where(base == 1, 1, np.where(base == -1, np.where(exp % 2 == 0, 1, -1), 0))
-        out = np.where(neg, recip, out)
+    negative = exp < 0
+    if np.any(negative):
+        odd = (exp % 2) != 0
+        reciprocal = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+        out = np.where(negative, reciprocal, out)
     return out
 
 
-register(NAMES, infer, kernel)
+for _name in NAMES:
+    register(_name, build=build, kernel=kernel(_name), limits={"a": ANY, "b": ANY, "output": ANY})

@@ -33,7 +33,7 @@ class Value:
 @dataclass(eq=False)
 class Node:
     kind: str                           # operator name, a key of ops.OPERATORS
-    inputs: list[Value]
-    options: dict
+    inputs: list[Value | None]          # None for an absent optional operand
+    attributes: dict                    # what the kernel needs, as the build step normalised it
     label: str
     outputs: list[Value] = field(default_factory=list)

@@ -32,7 +32,7 @@ class ExecutionPlan:
         self.input_slots: dict[str, int] = {}
         self.steps: list[Step] = []
         for node in _topological_order(outputs.values()):
-            in_slots = tuple(self._slot(v) for v in node.inputs)
+            in_slots = tuple(-1 if v is None else self._slot(v) for v in node.inputs)
             out_slots = tuple(self._slot(v) for v in node.outputs)
             self.steps.append(Step(node, operator_kind(node.kind).kernel, in_slots, out_slots,
                                    tuple(v.descriptor for v in node.outputs)))
@@ -57,8 +57,8 @@ class ExecutionPlan:
         for name, slot in self.input_slots.items():
             slots[slot] = inputs[name]
         for step in self.steps:
-            results = step.kernel(step.node.kind, [slots[i] for i in step.input_slots],
-                                  step.node.options, step.output_descriptors)
+            results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
+                                  step.node.attributes, step.output_descriptors)
             for slot, desc, result in zip(step.output_slots, step.output_descriptors, results):
                 if result.shape != desc.shape or result.dtype != desc.type.numpy:
                     raise AssertionError(f"{step.node.kind} produced {result.dtype}{list(result.shape)}, expected {desc}")
@@ -84,5 +84,5 @@ def _topological_order(outputs) -> list[Node]:
         if id(node) in seen:
             continue
         stack.append((value, True))
-        stack.extend((v, False) for v in reversed(node.inputs))
+        stack.extend((v, False) for v in reversed(node.inputs) if v is not None)
     return order
