@@ -51,6 +51,12 @@ INDEX_TYPES = ("int32", "uint32", "int64")
 ANY = TensorLimits(ALL_TYPES)
 FLOAT = TensorLimits(FLOATS)
 
+def compute_type(dtype: np.dtype) -> np.dtype:
+    """The type a kernel computes in: float16 is computed in float32 and rounded
+    once at the end (as native backends do); other types compute as themselves."""
+    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
+
+
 Kernel = Callable[[Sequence[np.ndarray | None], dict, Sequence[OperandDescriptor]], list[np.ndarray]]
 
 
