@@ -177,12 +177,18 @@
       if (!new.target) throw new TypeError(`Failed to construct '${name}': Please use the 'new' operator.`);
       if (arguments[0] === ALLOW_CONSTRUCTION) return;
       if (!meta.ctor) throw new TypeError("Illegal constructor");
+      if (policyAllowed === false) {
+        // §8.9.1 step 1 (the only constructor WebNN has is MLGraphBuilder's).
+        throw new DOMException(`Failed to construct '${name}': the "webnn" permissions policy does not allow WebNN ` +
+                               "in this document", "SecurityError");
+      }
       if (!bridge) throw new TypeError(`Failed to construct '${name}': the WebNN runtime is not ready`);
       const result = bridge.construct(name, Array.from(arguments));
       if (result.type === FAILURE_TYPE) unpack(result);   // throws
       attach(this, result);
     };
     Object.defineProperty(ctor, "name", { value: name });
+    Object.defineProperty(ctor, "prototype", { writable: false });
     Object.defineProperty(ctor, "length", { value: meta.ctor ? meta.ctor.length : 0 });
     const proto = ctor.prototype;
     if (meta.inherits) {
@@ -222,12 +228,18 @@
       const frozen = /^FrozenArray</.test(attr.type);
       const getter = {
         [`get ${attr.name}`]() {
-          const impl = implOf(this, name, attr.name);
           if (isPromiseType(attr.type)) {
+            // A promise-typed attribute reports errors as a rejected promise (WebIDL §3.7.6).
+            let impl;
+            try {
+              impl = implOf(this, name, attr.name);
+            } catch (error) {
+              return Promise.reject(error);
+            }
             if (!promiseCache.has(this)) promiseCache.set(this, toPromise(unpack(bridge.get(impl, attr.name))));
             return promiseCache.get(this);
           }
-          const value = unpack(bridge.get(impl, attr.name));
+          const value = unpack(bridge.get(implOf(this, name, attr.name), attr.name));
           return frozen ? Object.freeze(value) : value;
         },
       }[`get ${attr.name}`];
@@ -248,6 +260,100 @@
     Object.defineProperty(global, meta.name, { value: ctor, writable: true, enumerable: false, configurable: true });
   }
 
+  // ---- the "webnn" permissions policy (§7.5; default allowlist 'self') ----------------------
+  //
+  // Where the browser knows the "webnn" feature, its own answer counts. Otherwise
+  // we apply the policy ourselves: top-level documents and same-origin frames are
+  // allowed (unless an allow attribute says otherwise); a cross-origin frame asks
+  // its parent's polyfill, which vouches for it only if the <iframe> delegates
+  // "webnn" to the frame's origin and the parent is itself allowed. A parent
+  // without the polyfill cannot vouch, so the frame is refused.
+
+  const POLICY_QUERY = "webnn-py:policy-query";
+  const POLICY_ANSWER = "webnn-py:policy-answer";
+  let policyDecision = null;   // Promise<boolean>, decided once per global
+  let policyAllowed = null;    // its value once known, for the synchronous MLGraphBuilder check
+
+  function webnnAllowed() {
+    if (!policyDecision) {
+      policyDecision = decidePolicy().then((allowed) => (policyAllowed = allowed));
+    }
+    return policyDecision;
+  }
+
+  const POLICY_HOOK = Symbol.for("webnn-py:policy");  // same-origin frames ask through it
+
+  async function decidePolicy() {
+    if (!isWindow) return true;  // a worker has no Document of its own to consult
+    const known = document.featurePolicy && document.featurePolicy.features().includes("webnn");
+    if (known) return document.featurePolicy.allowsFeature("webnn");
+    return allowedIn(window);
+  }
+
+  async function allowedIn(win) {
+    if (win === win.parent) return true;   // a top-level document
+    let frame = null;
+    try {
+      frame = win.frameElement;
+    } catch (e) { /* a cross-origin parent */ }
+    if (!frame) return win === window ? askParent() : false;
+    if (!delegates(frame, win.location.origin, true)) return false;
+    const parentDecision = win.parent[POLICY_HOOK];
+    return parentDecision ? parentDecision() : allowedIn(win.parent);
+  }
+
+  // Does <iframe allow="..."> grant "webnn" to `origin`? `byDefault` is what
+  // applies without a webnn directive (the default allowlist 'self').
+  function delegates(frame, origin, byDefault) {
+    const directive = (frame.getAttribute("allow") || "").split(";").map((d) => d.trim().split(/\s+/))
+      .find((tokens) => tokens[0] === "webnn");
+    if (!directive) return byDefault;
+    const allowlist = directive.slice(1);
+    if (allowlist.length === 0) allowlist.push("'src'");
+    return allowlist.some((item) => {
+      if (item === "*") return true;
+      if (item === "'none'") return false;
+      if (item === "'self'") return origin === location.origin;
+      if (item === "'src'") return origin === new URL(frame.src, location.href).origin;
+      try {
+        return new URL(item).origin === origin;
+      } catch (e) {
+        return false;
+      }
+    });
+  }
+
+  function askParent() {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => finish(false), 3000);
+      function finish(allowed) {
+        clearTimeout(timer);
+        window.removeEventListener("message", onMessage);
+        resolve(allowed);
+      }
+      function onMessage(event) {
+        if (event.source === window.parent && event.data && event.data.type === POLICY_ANSWER) {
+          finish(event.data.allowed === true);
+        }
+      }
+      window.addEventListener("message", onMessage);
+      window.parent.postMessage({ type: POLICY_QUERY }, "*");
+    });
+  }
+
+  if (isWindow) {
+    Object.defineProperty(window, POLICY_HOOK, { value: webnnAllowed });
+    // Answer our cross-origin frames' questions about their policy.
+    window.addEventListener("message", async (event) => {
+      if (!event.data || event.data.type !== POLICY_QUERY) return;
+      const frame = Array.from(document.querySelectorAll("iframe")).find((f) => f.contentWindow === event.source);
+      if (!frame) return;
+      const sameOrigin = event.origin === location.origin;
+      const allowed = (await webnnAllowed()) && delegates(frame, event.origin, sameOrigin);
+      event.source.postMessage({ type: POLICY_ANSWER, allowed }, event.origin === "null" ? "*" : event.origin);
+    });
+  }
+
   // ---- navigator.ml ([SameObject]): a wrapper of the Python ML whose Python object
   // arrives when the runtime has booted. createContext() waits for that.
 
@@ -263,8 +369,15 @@
   Object.defineProperty(interfaces.ML.prototype, "createContext", {
     value: {
       createContext(...args) {
-        if (this !== ml || mlProxy) return createContext.apply(this, args);
-        return boot().then(() => createContext.apply(this, args));
+        if (this !== ml) return createContext.apply(this, args);   // rejects: illegal invocation
+        // §8.2.2 step 3: a document not allowed to use "webnn" gets a SecurityError.
+        return Promise.all([webnnAllowed(), boot()]).then(([allowed]) => {
+          if (!allowed) {
+            throw new DOMException("createContext: the \"webnn\" permissions policy does not allow WebNN " +
+                                   "in this document", "SecurityError");
+          }
+          return createContext.apply(this, args);
+        });
       },
     }.createContext,
     writable: true, enumerable: true, configurable: true,
@@ -273,7 +386,13 @@
 
   const navigatorProto = Object.getPrototypeOf(global.navigator);
   Object.defineProperty(navigatorProto, "ml", {
-    get: { get ml() { return ml; } }.__lookupGetter__("ml"),
+    get: {
+      get ml() {
+        // Brand check: only this global's navigator has an ml attribute value.
+        if (this !== global.navigator) throw new TypeError("Illegal invocation");
+        return ml;
+      },
+    }.__lookupGetter__("ml"),
     enumerable: true,
     configurable: true,
   });

@@ -3,7 +3,8 @@
 URL layout (the shim finds the runtime relative to its own URL):
   /webnn-polyfill.js   the shim with the generated WebIDL metadata prepended
   /pyodide/...         the Pyodide runtime, numpy and the webnn_py wheel (./dev setup builds it)
-  /...                 files under --root, if given (pages that use the polyfill)
+  /...                 files under --root, if given (pages that use the polyfill),
+                       and any extra URL-prefix mounts the tests ask for
 
 Every response carries CORS and CORP headers, so pages of any origin,
 cross-origin isolated ones included, can include the script.
@@ -38,6 +39,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     """Static files from three places; no directory listings outside --root."""
 
     root: Path | None = None
+    mounts: dict[str, Path] = {}
     extra_headers: dict[str, str] = {}
 
     def end_headers(self) -> None:
@@ -56,6 +58,13 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         if path.startswith("/pyodide/"):
             self._send_file(RUNTIME_DIR, path[len("/pyodide/"):])
             return
+        for prefix, target in sorted(self.mounts.items(), key=lambda m: -len(m[0])):
+            if target.is_file() and path == prefix:
+                self._send_file(target.parent, target.name)
+                return
+            if target.is_dir() and path.startswith(prefix):
+                self._send_file(target, path[len(prefix):])
+                return
         if self.root is not None:
             self._send_file(self.root, path.lstrip("/") or "index.html")
             return
@@ -88,12 +97,16 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 class PolyfillServer:
     """A server on 127.0.0.1 in a background thread (for the demo and the tests)."""
 
-    def __init__(self, root: str | Path | None = None, port: int = 0, headers: dict[str, str] | None = None):
-        handler = type("BoundHandler", (Handler,), {"root": Path(root).resolve() if root else None,
-                                                    "extra_headers": dict(headers or {})})
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    def __init__(self, root: str | Path | None = None, port: int = 0, headers: dict[str, str] | None = None,
+                 mounts: dict[str, str | Path] | None = None, host: str = "127.0.0.1"):
+        handler = type("BoundHandler", (Handler,), {
+            "root": Path(root).resolve() if root else None,
+            "mounts": {prefix: Path(d).resolve() for prefix, d in (mounts or {}).items()},
+            "extra_headers": dict(headers or {}),
+        })
+        self.httpd = http.server.ThreadingHTTPServer((host, port), handler)
         self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://{host}:{self.port}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def __enter__(self) -> "PolyfillServer":

@@ -39,3 +39,5 @@ def test_error_names_from_page_script(facts):
     assert facts["readWritableOnly"] == "TypeError"
     assert facts["brand"] == "TypeError"
     assert facts["illegalConstructor"] == "Illegal constructor"
+    assert facts["gpuDevice"] == {"name": "NotSupportedError", "isDOMException": True}
+    assert facts["promiseBrand"] == "TypeError"     # rejected, not thrown

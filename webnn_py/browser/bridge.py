@@ -21,7 +21,7 @@ from pyodide.ffi import to_js
 
 from .. import api
 from ..base.errors import DOMException, NotSupportedError, describe, error_name
-from ..bindings import set_platform_object_unwrapper
+from ..bindings import convert_arguments, set_platform_object_unwrapper
 
 ml = api.ML()
 
@@ -69,8 +69,15 @@ def _member(target, member: str):
     try:
         return getattr(target, member)
     except AttributeError:
-        # The shim exposes the whole IDL; operators land one family at a time.
-        raise NotSupportedError(f"{member}: not implemented by webnn-py yet") from None
+        pass
+
+    def not_implemented(*args):
+        # The shim exposes the whole IDL while operators land one family at a
+        # time: arguments are still converted (TypeErrors come first, as WebIDL
+        # says), then the missing operation reports itself.
+        convert_arguments(type(target).__name__, member, args)
+        raise NotSupportedError(f"{member}: not implemented by webnn-py yet")
+    return not_implemented
 
 
 def _outcome(thunk):

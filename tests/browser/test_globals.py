@@ -1,0 +1,35 @@
+"""[Exposed=(Window, Worker)]: the same graph in a window, a dedicated worker and a
+shared worker gives identical, hand-computed results."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def results(pyodide_runtime):
+    from webnn_py.serve import PolyfillServer
+    from wpt_runner.chromium import launch_chromium
+
+    with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium() as browser:
+        page = browser.new_page()
+        page.goto(f"{server.url}/globals.html")
+        return page.evaluate("window.globalsResult")
+
+
+def expected():
+    a = np.array([1, 2, 3, 4, 5, 6], np.float32).reshape(2, 3)
+    b = np.array([0.25, -1, 7], np.float32)
+    c = np.float32(0.5)
+    # ((a - b) * c) / (b + c), each step rounded to float32
+    return (((a - b).astype(np.float32) * c).astype(np.float32) / (b + c).astype(np.float32)).astype(np.float32)
+
+
+@pytest.mark.parametrize("where,global_name", [("window", "Window"), ("dedicatedWorker", "DedicatedWorkerGlobalScope"),
+                                               ("sharedWorker", "SharedWorkerGlobalScope")])
+def test_same_results_in_every_global(results, where, global_name):
+    outcome = results[where]
+    assert outcome["ok"], outcome.get("error")
+    assert outcome["result"]["global"] == global_name
+    assert outcome["result"]["interfaces"] == ["ML", "MLContext", "MLGraphBuilder", "MLOperand", "MLGraph", "MLTensor"]
+    assert outcome["result"]["values"] == expected().ravel().tolist()
