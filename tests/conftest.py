@@ -1,6 +1,7 @@
 """Shared pytest set-up: async portable tests on asyncio, and the Pyodide runtime fixture."""
 import asyncio
 import inspect
+import logging
 import os
 import subprocess
 import sys
@@ -35,3 +36,29 @@ def pyodide_runtime() -> Path:
     subprocess.run([sys.executable, str(REPO / "tools" / "setup_runtime.py")], check=True,
                    stdout=subprocess.DEVNULL)
     return RUNTIME
+
+
+class _FailOnWebNNErrors(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def fail_on_logged_webnn_errors():
+    """A kernel that raises during dispatch is only logged (the spec cannot report
+    it yet); in tests that must not pass silently."""
+    handler = _FailOnWebNNErrors()
+    logger = logging.getLogger("webnn_py")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+    if handler.records:
+        pytest.fail("webnn_py logged errors:\n" + "\n".join(
+            handler.format(r) + ("\n" + logging.Formatter().formatException(r.exc_info) if r.exc_info else "")
+            for r in handler.records))

@@ -11,7 +11,7 @@ from ..runtime.ir import Node, Value
 from ..runtime.plan import ExecutionPlan
 from ..runtime.timeline import new_future
 from .buffers import copy_of_bytes, validate_buffer_with_descriptor
-from .casting import cast_number
+from ..base.casting import cast_number
 from .context import MLContext
 from .graph import MLGraph
 from .idl import operation, register_interface, rejected

@@ -1,6 +1,7 @@
 """The MLContext interface (§8.3)."""
 from __future__ import annotations
 
+import logging
 import weakref
 
 import numpy as np
@@ -13,6 +14,9 @@ from .buffers import copy_of_bytes, validate_buffer_with_descriptor, write_bytes
 from .graph import MLGraph
 from .idl import operation, register_interface, rejected
 from .tensor import MLTensor
+
+
+_log = logging.getLogger("webnn_py")
 
 
 class MLContext:
@@ -75,8 +79,11 @@ class MLContext:
             try:
                 results = plan.execute({name: t._data for name, t in inputs.items()})
             except Exception:  # noqa: BLE001
-                # No way to report dispatch errors yet (spec issue #778): outputs
-                # keep their previous contents, nothing else is touched.
+                # The spec has no way to report dispatch errors yet (issue #778):
+                # outputs keep their previous contents and nothing else is
+                # touched. Log it, so that it is not silent (the browser bridge
+                # shows it in the console; the tests fail on it).
+                _log.exception("dispatch failed; the output tensors were left unchanged")
                 return
             for name, tensor in outputs.items():
                 np.copyto(tensor._data, results[name], casting="no")

@@ -1,4 +1,9 @@
-"""§9.2 "cast" a number to an MLOperandDataType."""
+"""§9.2 "cast" a number (an MLNumber or a double option) to an MLOperandDataType.
+
+Shared by the builder (constant(dataType, value)) and every operator whose
+options carry numbers that the spec casts to the operand's type (clamp's
+bounds, pad's value, gemm's alpha and beta, normalization epsilons, ...).
+"""
 from __future__ import annotations
 
 import math
@@ -32,7 +37,7 @@ def _convert_to_float(x, bits: int):
     except OverflowError:
         return math.inf if x > 0 else -math.inf
     with np.errstate(over="ignore"):
-        return dtype(as_double)
+        return float(dtype(as_double))
 
 
 def _convert_to_int(x, bits: int, signedness: str) -> int:
@@ -46,6 +51,7 @@ def _convert_to_int(x, bits: int, signedness: str) -> int:
             return 0
         if math.isinf(x):
             return upper if x > 0 else lower
-        x = min(max(x, lower), upper)
-        return int(round(x))      # Python's round() is round-half-even
+        # Python's round() is round-half-even; clamp again after it because a
+        # double clamped to 2**63-1 is 2**63 exactly.
+        return min(max(int(round(min(max(x, lower), upper))), lower), upper)
     return min(max(int(x), lower), upper)

@@ -1,0 +1,304 @@
+"""Convolutions: conv2d (§8.9.10) and convTranspose2d (§8.9.11).
+
+Both kernels bring the operands to one canonical layout (NCHW input, a
+grouped filter), do the arithmetic as batched matrix products (im2col for
+conv2d, col2im for convTranspose2d) and transpose back. Loops run only over
+the filter's spatial offsets, never over output elements.
+
+The small helpers at the top (option lists, layouts, windows) are shared with
+pooling.py, whose options follow the same conventions.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..base.descriptor import MAX_DIMENSION, OperandDescriptor
+from .registry import FLOATS, BuildContext, TensorLimits, compute_type, register
+
+
+# -- helpers shared by the 2-D operators ----------------------------------------------------------
+
+def valid_dimension(value) -> bool:
+    """§8.5 "valid dimension": an integer greater than zero and in the range of long."""
+    return float(value).is_integer() and 0 < value <= MAX_DIMENSION
+
+
+def list_option(ctx: BuildContext, options: dict, name: str, default: list[int], size: int,
+                nonzero: bool = False) -> list[int]:
+    """The recurring steps "if options.X does not exist, set it to «default»; otherwise,
+    if its size is not N, throw a TypeError" (+ "if any item is 0, throw")."""
+    value = options.get(name)
+    if value is None:
+        return list(default)
+    value = [int(v) for v in value]
+    if len(value) != size:
+        ctx.fail(f"{name} must have {size} items, got {len(value)} ({value})")
+    if nonzero and any(v == 0 for v in value):
+        ctx.fail(f"{name} must not contain 0, got {value}")
+    return value
+
+
+def check_rank_then_type(ctx: BuildContext, name: str, operand, limits: TensorLimits) -> OperandDescriptor:
+    """Like ctx.check, for the steps that test the rank before the data type."""
+    desc = ctx.descriptor(operand)
+    if not limits.min_rank <= desc.rank <= limits.max_rank:
+        ctx.fail(f"{name} has rank {desc.rank} (shape {list(desc.shape)}); allowed: {limits.min_rank}")
+    if desc.data_type not in limits.data_types:
+        ctx.fail(f"{name} has data type {desc.data_type}; allowed: {', '.join(limits.data_types)}")
+    return desc
+
+
+def to_nchw(x: np.ndarray, layout: str) -> np.ndarray:
+    return x if layout == "nchw" else x.transpose(0, 3, 1, 2)
+
+
+def from_nchw(x: np.ndarray, layout: str) -> np.ndarray:
+    return x if layout == "nchw" else x.transpose(0, 2, 3, 1)
+
+
+def spatial_windows(x: np.ndarray, window: tuple[int, int], strides, dilations, out_size) -> np.ndarray:
+    """View of the windows of an (already padded) NCHW array: shape
+    [N, C, outH, outW, windowH, windowW], element [.., y, x, i, j] being
+    x[.., y*strideH + i*dilationH, x*strideW + j*dilationW]. No copy."""
+    effective = [(k - 1) * d + 1 for k, d in zip(window, dilations)]
+    view = sliding_window_view(x, effective, axis=(2, 3))
+    return view[:, :, :(out_size[0] - 1) * strides[0] + 1:strides[0], :(out_size[1] - 1) * strides[1] + 1:strides[1],
+                ::dilations[0], ::dilations[1]]
+
+
+def conv_output_size(input_size: int, filter_size: int, begin: int, end: int, stride: int, dilation: int) -> float:
+    """§8.9.10 "calculate conv output size" (a rational number; callers round it)."""
+    effective_filter_size = (filter_size - 1) * dilation + 1
+    return (input_size - effective_filter_size + begin + end) / stride + 1
+
+
+def conv_output_floor(input_size: int, filter_size: int, begin: int, end: int, stride: int, dilation: int) -> int:
+    # Integer floor division equals floor() of the rational result, without float rounding.
+    return (input_size - ((filter_size - 1) * dilation + 1) + begin + end) // stride + 1
+
+
+def conv_output_ceil(input_size: int, filter_size: int, begin: int, end: int, stride: int, dilation: int) -> int:
+    return -(-(input_size - ((filter_size - 1) * dilation + 1) + begin + end) // stride) + 1
+
+
+# -- conv2d ---------------------------------------------------------------------------------------
+
+FLOAT4 = TensorLimits(FLOATS, 4, 4)
+BIAS = TensorLimits(FLOATS, 1, 1)
+
+# Where each filter layout keeps (out, in, height, width), as transpose axes to OIHW.
+_CONV_FILTER_TO_OIHW = {"oihw": (0, 1, 2, 3), "hwio": (3, 2, 0, 1), "ohwi": (0, 3, 1, 2), "ihwo": (3, 0, 1, 2)}
+
+
+def _validate_operands(ctx: BuildContext, input, filter, bias) -> OperandDescriptor | None:
+    """Step 2 of both methods: "validate operand" for input, filter and options.bias."""
+    ctx.descriptor(input)
+    ctx.descriptor(filter)
+    return ctx.descriptor(bias) if bias is not None else None
+
+
+def build_conv2d(ctx: BuildContext, input, filter, options: dict):
+    """§8.9.10 conv2d(input, filter, options), steps 2-18."""
+    bias = options.get("bias")
+    bias_desc = _validate_operands(ctx, input, filter, bias)                 # step 2
+    input_desc = ctx.check("input", input)                                   # steps 3-4
+    filter_desc = check_rank_then_type(ctx, "filter", filter, FLOAT4)        # steps 5-6
+    ctx.same_type("filter", filter_desc, "input", input_desc)
+    padding = list_option(ctx, options, "padding", [0, 0, 0, 0], 4)        # steps 7-8
+    strides = list_option(ctx, options, "strides", [1, 1], 2, nonzero=True)   # steps 9-11
+    dilations = list_option(ctx, options, "dilations", [1, 1], 2, nonzero=True)  # steps 12-14
+    groups = int(options.get("groups", 1))
+    if groups == 0:                                                          # step 15
+        ctx.fail("groups must not be 0")
+    input_layout = options.get("inputLayout", "nchw")
+    filter_layout = options.get("filterLayout", "oihw")
+    # Step 16: the output shape.
+    if input_layout == "nchw":
+        batches, input_channels, input_height, input_width = input_desc.shape
+    else:
+        batches, input_height, input_width, input_channels = input_desc.shape
+    output_channels, filter_input_channels, filter_height, filter_width = \
+        (filter_desc.shape[a] for a in _CONV_FILTER_TO_OIHW[filter_layout])
+    if input_channels % groups != 0:
+        ctx.fail(f"input channels {input_channels} are not divisible by groups {groups}")
+    if input_channels // groups != filter_input_channels:
+        ctx.fail(f"input channels / groups ({input_channels} / {groups}) differs from the filter's "
+                 f"input channels {filter_input_channels} (filter shape {list(filter_desc.shape)}, "
+                 f"layout {filter_layout})")
+    if output_channels % groups != 0:
+        ctx.fail(f"output channels {output_channels} are not divisible by groups {groups}")
+    if bias_desc is not None:
+        if bias_desc.shape != (output_channels,):
+            ctx.fail(f"bias shape {list(bias_desc.shape)} is not [{output_channels}] (the output channels)")
+        ctx.same_type("bias", bias_desc, "input", input_desc)
+    output_height = conv_output_floor(input_height, filter_height, padding[0], padding[1], strides[0], dilations[0])
+    output_width = conv_output_floor(input_width, filter_width, padding[2], padding[3], strides[1], dilations[1])
+    if not (valid_dimension(output_height) and valid_dimension(output_width)):
+        ctx.fail(f"the output size {output_height} x {output_width} is not valid (input {input_height} x "
+                 f"{input_width}, filter {filter_height} x {filter_width}, padding {padding}, "
+                 f"strides {strides}, dilations {dilations})")
+    if input_layout == "nchw":
+        shape = (batches, output_channels, output_height, output_width)
+    else:
+        shape = (batches, output_height, output_width, output_channels)
+    attributes = {"padding": padding, "strides": strides, "dilations": dilations, "groups": groups,
+                  "inputLayout": input_layout, "filterLayout": filter_layout}
+    return ctx.emit([input, filter, bias], [OperandDescriptor(input_desc.data_type, shape)], attributes)[0]
+
+
+def conv2d_kernel(inputs, attributes, outputs):
+    """im2col + one batched matrix product per call (batched over groups)."""
+    x, w, bias = inputs
+    out_dtype = x.dtype
+    ctype = compute_type(out_dtype)
+    x = to_nchw(x, attributes["inputLayout"]).astype(ctype, copy=False)
+    w = w.transpose(_CONV_FILTER_TO_OIHW[attributes["filterLayout"]]).astype(ctype, copy=False)
+    groups = attributes["groups"]
+    pt, pb, pl, pr = attributes["padding"]
+    strides, dilations = attributes["strides"], attributes["dilations"]
+    n, c = x.shape[:2]
+    o, cg, kh, kw = w.shape
+    og = o // groups
+    out_h, out_w = (outputs[0].shape[2:] if attributes["inputLayout"] == "nchw" else outputs[0].shape[1:3])
+    x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    windows = spatial_windows(x, (kh, kw), strides, dilations, (out_h, out_w))  # [N, C, oh, ow, kh, kw]
+    # im2col: rows are (group, n, oh, ow), columns (channel in group, kh, kw).
+    cols = windows.reshape(n, groups, cg, out_h, out_w, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6) \
+        .reshape(groups, n * out_h * out_w, cg * kh * kw)
+    kernel = w.reshape(groups, og, cg * kh * kw).transpose(0, 2, 1)          # [G, cg*kh*kw, og]
+    result = np.matmul(cols, kernel)                                          # [G, n*oh*ow, og]
+    result = result.reshape(groups, n, out_h, out_w, og).transpose(1, 0, 4, 2, 3).reshape(n, o, out_h, out_w)
+    if bias is not None:
+        result = result + bias.astype(ctype).reshape(1, o, 1, 1)
+    return [np.ascontiguousarray(from_nchw(result, attributes["inputLayout"])).astype(out_dtype, copy=False)]
+
+
+register("conv2d", build=build_conv2d, kernel=conv2d_kernel,
+         limits={"input": FLOAT4, "filter": FLOAT4, "bias": BIAS, "output": FLOAT4})
+
+
+# -- convTranspose2d ------------------------------------------------------------------------------
+
+# Where each filter layout keeps (in, out/groups, height, width), as transpose axes to IOHW.
+_TRANSPOSE_FILTER_TO_IOHW = {"iohw": (0, 1, 2, 3), "hwoi": (3, 2, 0, 1), "ohwi": (3, 0, 1, 2)}
+
+
+def build_conv_transpose2d(ctx: BuildContext, input, filter, options: dict):
+    """§8.9.11 convTranspose2d(input, filter, options), steps 2-22."""
+    bias = options.get("bias")
+    bias_desc = _validate_operands(ctx, input, filter, bias)                 # step 2
+    input_desc = check_rank_then_type(ctx, "input", input, FLOAT4)          # steps 3-4
+    filter_desc = check_rank_then_type(ctx, "filter", filter, FLOAT4)        # steps 5-6
+    ctx.same_type("filter", filter_desc, "input", input_desc)
+    padding = list_option(ctx, options, "padding", [0, 0, 0, 0], 4)        # steps 7-8
+    strides = list_option(ctx, options, "strides", [1, 1], 2, nonzero=True)   # steps 9-11
+    dilations = list_option(ctx, options, "dilations", [1, 1], 2, nonzero=True)  # steps 12-14
+    output_padding = list_option(ctx, options, "outputPadding", [0, 0], 2)  # steps 15-16
+    output_sizes = options.get("outputSizes")
+    if output_sizes is not None:                                             # step 17
+        output_sizes = [int(v) for v in output_sizes]
+        if len(output_sizes) != 2:
+            ctx.fail(f"outputSizes must have 2 items, got {len(output_sizes)} ({output_sizes})")
+    elif output_padding[0] >= strides[0] or output_padding[1] >= strides[1]:  # step 18
+        ctx.fail(f"outputPadding {output_padding} must be smaller than strides {strides}")
+    groups = int(options.get("groups", 1))
+    if groups == 0:                                                          # step 19
+        ctx.fail("groups must not be 0")
+    input_layout = options.get("inputLayout", "nchw")
+    filter_layout = options.get("filterLayout", "iohw")
+    # Step 20: the output shape.
+    if input_layout == "nchw":
+        batches, input_channels, input_height, input_width = input_desc.shape
+    else:
+        batches, input_height, input_width, input_channels = input_desc.shape
+    filter_input_channels, filter_output_channels, filter_height, filter_width = \
+        (filter_desc.shape[a] for a in _TRANSPOSE_FILTER_TO_IOHW[filter_layout])
+    if input_channels != filter_input_channels:
+        ctx.fail(f"input channels {input_channels} differ from the filter's input channels "
+                 f"{filter_input_channels} (filter shape {list(filter_desc.shape)}, layout {filter_layout})")
+    # Not a step of §8.9.11, whose computation splits the input channels into
+    # `groups` equal parts: without this check the operator would be undefined.
+    if input_channels % groups != 0:
+        ctx.fail(f"input channels {input_channels} are not divisible by groups {groups}")
+    output_channels = filter_output_channels * groups
+    if not valid_dimension(output_channels):
+        ctx.fail(f"output channels {filter_output_channels} * {groups} groups is not a valid dimension")
+    if bias_desc is not None:
+        if bias_desc.shape != (output_channels,):
+            ctx.fail(f"bias shape {list(bias_desc.shape)} is not [{output_channels}] (the output channels)")
+        ctx.same_type("bias", bias_desc, "input", input_desc)
+    calculated_height = _conv_transpose_output_size(input_height, filter_height, padding[0], padding[1],
+                                                    strides[0], dilations[0])
+    calculated_width = _conv_transpose_output_size(input_width, filter_width, padding[2], padding[3],
+                                                   strides[1], dilations[1])
+    if output_sizes is not None:
+        output_height, output_width = output_sizes
+        if not calculated_height <= output_height < calculated_height + strides[0]:
+            ctx.fail(f"outputSizes[0] {output_height} is outside [{calculated_height}, "
+                     f"{calculated_height + strides[0]}) (calculated height + stride)")
+        if not calculated_width <= output_width < calculated_width + strides[1]:
+            ctx.fail(f"outputSizes[1] {output_width} is outside [{calculated_width}, "
+                     f"{calculated_width + strides[1]}) (calculated width + stride)")
+    else:
+        output_height = calculated_height + output_padding[0]
+        output_width = calculated_width + output_padding[1]
+    if not (valid_dimension(output_height) and valid_dimension(output_width)):
+        ctx.fail(f"the output size {output_height} x {output_width} is not valid (input {input_height} x "
+                 f"{input_width}, filter {filter_height} x {filter_width}, padding {padding}, "
+                 f"strides {strides}, dilations {dilations})")
+    if input_layout == "nchw":
+        shape = (batches, output_channels, output_height, output_width)
+    else:
+        shape = (batches, output_height, output_width, output_channels)
+    attributes = {"padding": padding, "strides": strides, "dilations": dilations, "groups": groups,
+                  "inputLayout": input_layout, "filterLayout": filter_layout}
+    return ctx.emit([input, filter, bias], [OperandDescriptor(input_desc.data_type, shape)], attributes)[0]
+
+
+def _conv_transpose_output_size(input_size, filter_size, begin, end, stride, dilation) -> int:
+    """§8.9.11 "calculate convtranspose output size"."""
+    effective_filter_size = (filter_size - 1) * dilation + 1
+    return (input_size - 1) * stride + effective_filter_size - begin - end
+
+
+def conv_transpose2d_kernel(inputs, attributes, outputs):
+    """col2im: one batched matrix product gives every (input pixel, filter tap)
+    contribution; a loop over the filter taps scatters them (strided adds) into
+    the uncropped output, which the padding then crops."""
+    x, w, bias = inputs
+    out_dtype = x.dtype
+    ctype = compute_type(out_dtype)
+    layout = attributes["inputLayout"]
+    x = to_nchw(x, layout).astype(ctype, copy=False)
+    w = w.transpose(_TRANSPOSE_FILTER_TO_IOHW[attributes["filterLayout"]]).astype(ctype, copy=False)
+    groups = attributes["groups"]
+    pt, _, pl, _ = attributes["padding"]
+    (sh, sw), (dh, dw) = attributes["strides"], attributes["dilations"]
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    cg = c // groups
+    out_shape = outputs[0].shape
+    out_h, out_w = out_shape[2:] if layout == "nchw" else out_shape[1:3]
+    # contributions[g, n*h*w, og*kh*kw] = sum over the group's input channels.
+    rows = x.reshape(n, groups, cg, h * wd).transpose(1, 0, 3, 2).reshape(groups, n * h * wd, cg)
+    taps = w.reshape(groups, cg, og * kh * kw)
+    contributions = np.matmul(rows, taps).reshape(groups, n, h, wd, og, kh, kw) \
+        .transpose(1, 0, 4, 5, 6, 2, 3).reshape(n, groups * og, kh, kw, h, wd)
+    # Uncropped output, large enough for the cropped window [pt, pt + out_h) even
+    # when outputPadding/outputSizes reach past the last contribution.
+    full_h = max((h - 1) * sh + (kh - 1) * dh + 1, pt + out_h)
+    full_w = max((wd - 1) * sw + (kw - 1) * dw + 1, pl + out_w)
+    full = np.zeros((n, groups * og, full_h, full_w), dtype=ctype)
+    for i in range(kh):
+        for j in range(kw):
+            full[:, :, i * dh:i * dh + (h - 1) * sh + 1:sh, j * dw:j * dw + (wd - 1) * sw + 1:sw] += \
+                contributions[:, :, i, j]
+    result = full[:, :, pt:pt + out_h, pl:pl + out_w]
+    if bias is not None:
+        result = result + bias.astype(ctype).reshape(1, -1, 1, 1)
+    return [np.ascontiguousarray(from_nchw(result, layout)).astype(out_dtype, copy=False)]
+
+
+register("convTranspose2d", build=build_conv_transpose2d, kernel=conv_transpose2d_kernel,
+         limits={"input": FLOAT4, "filter": FLOAT4, "bias": BIAS, "output": FLOAT4})

@@ -1,0 +1,414 @@
+"""Recurrent networks: gru (§8.9.25), gruCell (§8.9.26), lstm (§8.9.33), lstmCell (§8.9.34).
+
+Each builder call is one graph node; the kernel runs every time step (and both
+directions) itself, following the math of the spec's non-normative
+decompositions. Gates are sliced out of the packed weight/bias tensors by the
+`layout` option; the activations default to the spec's sigmoid/tanh(/tanh).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..base.descriptor import MAX_DIMENSION, OperandDescriptor
+from .registry import FLOATS, BuildContext, TensorLimits, compute_type, register
+
+# Gate order of the packed second (network) / first (cell) dimension, by layout.
+GRU_GATES = {"zrn": ("z", "r", "n"), "rzn": ("r", "z", "n")}
+LSTM_GATES = {"iofg": ("i", "o", "f", "g"), "ifgo": ("i", "f", "g", "o")}
+# peepholeWeight is packed i, o, f whatever the layout (§8.9.33/§8.9.34 option text,
+# and the decomposition's slices at 0, hiddenSize, 2 * hiddenSize).
+PEEPHOLE_GATES = ("i", "o", "f")
+
+GRU_DEFAULT_ACTIVATIONS = ("sigmoid", "tanh")
+LSTM_DEFAULT_ACTIVATIONS = ("sigmoid", "tanh", "tanh")
+
+
+def _limits(**ranks: int) -> dict[str, TensorLimits]:
+    # Every operand of these tables is "float32"/"float16" (input) or "same as input".
+    return {name: TensorLimits(FLOATS, rank, rank) for name, rank in ranks.items()}
+
+
+GRU_LIMITS = _limits(input=3, weight=3, recurrentWeight=3, bias=2, recurrentBias=2, initialHiddenState=3,
+                     output0=3, output1=4)
+# The spec's gruCell table has no hiddenState row although steps 3-4 check its data
+# type and rank "according to this table"; its shape check (step 9) makes it a 2-D
+# tensor of the input's type, which is what we report and enforce.
+GRU_CELL_LIMITS = _limits(input=2, weight=2, recurrentWeight=2, hiddenState=2, bias=1, recurrentBias=1, output=2)
+LSTM_LIMITS = _limits(input=3, weight=3, recurrentWeight=3, bias=2, recurrentBias=2, peepholeWeight=2,
+                      initialHiddenState=3, initialCellState=3, output0=3, output1=3, output2=4)
+LSTM_CELL_LIMITS = _limits(input=2, weight=2, recurrentWeight=2, hiddenState=2, cellState=2, bias=1,
+                           recurrentBias=1, peepholeWeight=1, output0=2, output1=2)
+
+
+# -- validation helpers (the steps shared by the four algorithms) ----------------------------
+
+def _descriptors(ctx: BuildContext, operands: dict) -> dict[str, OperandDescriptor]:
+    """Step 2: "validate operand" for every operand given (absent options are skipped)."""
+    return {name: ctx.descriptor(op) for name, op in operands.items() if op is not None}
+
+
+def _check_types(ctx: BuildContext, descs: dict[str, OperandDescriptor], names) -> None:
+    """The data-type step: input must be float32/float16, the others "same as input"."""
+    first = descs["input"]
+    if first.data_type not in FLOATS:
+        ctx.fail(f"input has data type {first.data_type}; allowed: {', '.join(FLOATS)}")
+    for name in names:
+        if name != "input":
+            ctx.same_type(name, descs[name], "input", first)
+
+
+def _check_ranks(ctx: BuildContext, descs: dict[str, OperandDescriptor], names, limits) -> None:
+    for name in names:
+        want = limits[name].min_rank
+        if descs[name].rank != want:
+            ctx.fail(f"{name} has rank {descs[name].rank} (shape {list(descs[name].shape)}); allowed: {want}")
+
+
+def _check_shape(ctx: BuildContext, name: str, desc: OperandDescriptor, shape: tuple[int, ...]) -> None:
+    if desc.shape != tuple(shape):
+        ctx.fail(f"{name} has shape {list(desc.shape)}; expected {list(shape)}")
+
+
+def _check_optional(ctx: BuildContext, descs, name: str, shape: tuple[int, ...]) -> None:
+    """The "if options.X exists" steps: data type same as input, then the exact shape."""
+    if name in descs:
+        ctx.same_type(name, descs[name], "input", descs["input"])
+        _check_shape(ctx, name, descs[name], shape)
+
+
+def _check_combined_bias(ctx: BuildContext, hidden_size: int, gates: int) -> None:
+    # Some platforms concatenate bias and recurrentBias, so 2 * gates * hiddenSize
+    # must itself be a valid dimension (the spec's note under this step).
+    if not 0 < hidden_size * 2 * gates <= MAX_DIMENSION:
+        ctx.fail(f"hiddenSize * {2 * gates} = {hidden_size * 2 * gates} is not a valid dimension "
+                 f"(1 to {MAX_DIMENSION})")
+
+
+def _activations(ctx: BuildContext, options: dict, default: tuple[str, ...]) -> list[str]:
+    if "activations" in options:
+        given = list(options["activations"])
+        if len(given) != len(default):
+            ctx.fail(f"activations has {len(given)} entries; expected {len(default)}")
+        return given
+    return list(default)
+
+
+def _options_operands(options: dict, names) -> dict:
+    return {name: options.get(name) for name in names}
+
+
+# -- gru (§8.9.25) ------------------------------------------------------------------------
+
+GRU_OPTIONAL = ("bias", "recurrentBias", "initialHiddenState")
+
+
+def build_gru(ctx: BuildContext, input, weight, recurrent_weight, steps: int, hidden_size: int, options: dict):
+    """§8.9.25 gru(input, weight, recurrentWeight, steps, hiddenSize, options), steps 2-19."""
+    descs = _descriptors(ctx, {"input": input, "weight": weight, "recurrentWeight": recurrent_weight,
+                               **_options_operands(options, GRU_OPTIONAL)})
+    required = ("input", "weight", "recurrentWeight")
+    _check_types(ctx, descs, required)                                     # step 3
+    _check_ranks(ctx, descs, required, GRU_LIMITS)                         # step 4
+    in_shape = descs["input"].shape
+    if in_shape[0] != steps:                                               # step 5
+        ctx.fail(f"input's shape[0] {in_shape[0]} is not steps {steps}")
+    batch_size, input_size = in_shape[1], in_shape[2]                      # steps 6-7
+    direction = options.get("direction", "forward")
+    num_directions = 2 if direction == "both" else 1                       # step 8
+    _check_shape(ctx, "weight", descs["weight"], (num_directions, 3 * hidden_size, input_size))          # 9
+    _check_shape(ctx, "recurrentWeight", descs["recurrentWeight"],
+                 (num_directions, 3 * hidden_size, hidden_size))                                         # 10
+    _check_combined_bias(ctx, hidden_size, 3)                                                            # 11
+    _check_optional(ctx, descs, "bias", (num_directions, 3 * hidden_size))                               # 12
+    _check_optional(ctx, descs, "recurrentBias", (num_directions, 3 * hidden_size))                      # 13
+    _check_optional(ctx, descs, "initialHiddenState", (num_directions, batch_size, hidden_size))         # 14
+    activations = _activations(ctx, options, GRU_DEFAULT_ACTIVATIONS)                                    # 15-16
+    dtype = descs["input"].data_type
+    return_sequence = bool(options.get("returnSequence", False))
+    outputs = [OperandDescriptor(dtype, (num_directions, batch_size, hidden_size))]                      # 17
+    if return_sequence:
+        outputs.append(OperandDescriptor(dtype, (steps, num_directions, batch_size, hidden_size)))
+    attributes = {"steps": steps, "hidden_size": hidden_size, "direction": direction,
+                  "layout": options.get("layout", "zrn"), "reset_after": bool(options.get("resetAfter", True)),
+                  "return_sequence": return_sequence, "activations": tuple(activations)}
+    return ctx.emit([input, weight, recurrent_weight, *(options.get(n) for n in GRU_OPTIONAL)],
+                    outputs, attributes)
+
+
+def build_gru_cell(ctx: BuildContext, input, weight, recurrent_weight, hidden_state, hidden_size: int,
+                   options: dict):
+    """§8.9.26 gruCell(input, weight, recurrentWeight, hiddenState, hiddenSize, options), steps 2-17."""
+    descs = _descriptors(ctx, {"input": input, "weight": weight, "recurrentWeight": recurrent_weight,
+                               "hiddenState": hidden_state,
+                               **_options_operands(options, ("bias", "recurrentBias"))})
+    required = ("input", "weight", "recurrentWeight", "hiddenState")
+    _check_types(ctx, descs, required)                                     # step 3
+    _check_ranks(ctx, descs, required, GRU_CELL_LIMITS)                    # step 4
+    batch_size, input_size = descs["input"].shape                          # steps 5-6
+    _check_shape(ctx, "weight", descs["weight"], (3 * hidden_size, input_size))                          # 7
+    _check_shape(ctx, "recurrentWeight", descs["recurrentWeight"], (3 * hidden_size, hidden_size))       # 8
+    _check_shape(ctx, "hiddenState", descs["hiddenState"], (batch_size, hidden_size))                    # 9
+    _check_combined_bias(ctx, hidden_size, 3)                                                            # 10
+    _check_optional(ctx, descs, "bias", (3 * hidden_size,))                                              # 11
+    _check_optional(ctx, descs, "recurrentBias", (3 * hidden_size,))                                     # 12
+    activations = _activations(ctx, options, GRU_DEFAULT_ACTIVATIONS)                                    # 13-14
+    output = OperandDescriptor(descs["input"].data_type, (batch_size, hidden_size))                      # 15
+    attributes = {"hidden_size": hidden_size, "layout": options.get("layout", "zrn"),
+                  "reset_after": bool(options.get("resetAfter", True)), "activations": tuple(activations)}
+    return ctx.emit([input, weight, recurrent_weight, hidden_state, options.get("bias"),
+                     options.get("recurrentBias")], [output], attributes)[0]
+
+
+# -- lstm (§8.9.33) -----------------------------------------------------------------------
+
+LSTM_OPTIONAL = ("bias", "recurrentBias", "peepholeWeight", "initialHiddenState", "initialCellState")
+
+
+def build_lstm(ctx: BuildContext, input, weight, recurrent_weight, steps: int, hidden_size: int, options: dict):
+    """§8.9.33 lstm(input, weight, recurrentWeight, steps, hiddenSize, options), steps 2-22."""
+    descs = _descriptors(ctx, {"input": input, "weight": weight, "recurrentWeight": recurrent_weight,
+                               **_options_operands(options, LSTM_OPTIONAL)})
+    direction = options.get("direction", "forward")
+    num_directions = 2 if direction == "both" else 1                       # step 3
+    required = ("input", "weight", "recurrentWeight")
+    _check_types(ctx, descs, required)                                     # step 4
+    _check_ranks(ctx, descs, required, LSTM_LIMITS)                        # step 5
+    if steps == 0:                                                         # step 6
+        ctx.fail("steps is 0")
+    in_shape = descs["input"].shape
+    if in_shape[0] != steps:                                               # step 7
+        ctx.fail(f"input's shape[0] {in_shape[0]} is not steps {steps}")
+    batch_size, input_size = in_shape[1], in_shape[2]                      # steps 8-9
+    _check_shape(ctx, "weight", descs["weight"], (num_directions, 4 * hidden_size, input_size))          # 10
+    _check_shape(ctx, "recurrentWeight", descs["recurrentWeight"],
+                 (num_directions, 4 * hidden_size, hidden_size))                                         # 11
+    _check_combined_bias(ctx, hidden_size, 4)                                                            # 12
+    _check_optional(ctx, descs, "bias", (num_directions, 4 * hidden_size))                               # 13
+    _check_optional(ctx, descs, "recurrentBias", (num_directions, 4 * hidden_size))                      # 14
+    _check_optional(ctx, descs, "peepholeWeight", (num_directions, 3 * hidden_size))                     # 15
+    _check_optional(ctx, descs, "initialHiddenState", (num_directions, batch_size, hidden_size))         # 16
+    _check_optional(ctx, descs, "initialCellState", (num_directions, batch_size, hidden_size))           # 17
+    activations = _activations(ctx, options, LSTM_DEFAULT_ACTIVATIONS)                                   # 18-19
+    dtype = descs["input"].data_type
+    return_sequence = bool(options.get("returnSequence", False))
+    state = OperandDescriptor(dtype, (num_directions, batch_size, hidden_size))                          # 20
+    outputs = [state, state]
+    if return_sequence:
+        outputs.append(OperandDescriptor(dtype, (steps, num_directions, batch_size, hidden_size)))
+    attributes = {"steps": steps, "hidden_size": hidden_size, "direction": direction,
+                  "layout": options.get("layout", "iofg"), "return_sequence": return_sequence,
+                  "activations": tuple(activations)}
+    return ctx.emit([input, weight, recurrent_weight, *(options.get(n) for n in LSTM_OPTIONAL)],
+                    outputs, attributes)
+
+
+def build_lstm_cell(ctx: BuildContext, input, weight, recurrent_weight, hidden_state, cell_state,
+                    hidden_size: int, options: dict):
+    """§8.9.34 lstmCell(input, weight, recurrentWeight, hiddenState, cellState, hiddenSize, options), steps 2-21."""
+    optional = ("bias", "recurrentBias", "peepholeWeight")
+    descs = _descriptors(ctx, {"input": input, "weight": weight, "recurrentWeight": recurrent_weight,
+                               "hiddenState": hidden_state, "cellState": cell_state,
+                               **_options_operands(options, optional)})
+    required = ("input", "weight", "recurrentWeight", "hiddenState", "cellState")
+    _check_types(ctx, descs, required)                                     # step 3
+    _check_ranks(ctx, descs, required, LSTM_CELL_LIMITS)                   # step 4
+    batch_size, input_size = descs["input"].shape                          # steps 5-6
+    _check_shape(ctx, "weight", descs["weight"], (4 * hidden_size, input_size))                          # 7
+    _check_shape(ctx, "recurrentWeight", descs["recurrentWeight"], (4 * hidden_size, hidden_size))       # 8
+    _check_shape(ctx, "hiddenState", descs["hiddenState"], (batch_size, hidden_size))                    # 9
+    _check_shape(ctx, "cellState", descs["cellState"], (batch_size, hidden_size))                        # 10
+    _check_combined_bias(ctx, hidden_size, 4)                                                            # 11
+    _check_optional(ctx, descs, "bias", (4 * hidden_size,))                                              # 12
+    _check_optional(ctx, descs, "recurrentBias", (4 * hidden_size,))                                     # 13
+    _check_optional(ctx, descs, "peepholeWeight", (3 * hidden_size,))                                    # 14
+    activations = _activations(ctx, options, LSTM_DEFAULT_ACTIVATIONS)                                   # 15-16
+    state = OperandDescriptor(descs["input"].data_type, (batch_size, hidden_size))                       # 17-19
+    attributes = {"hidden_size": hidden_size, "layout": options.get("layout", "iofg"),
+                  "activations": tuple(activations)}
+    return ctx.emit([input, weight, recurrent_weight, hidden_state, cell_state,
+                     *(options.get(n) for n in optional)], [state, state], attributes)
+
+
+# -- kernels --------------------------------------------------------------------------------
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    # exp(-x) overflows to inf for very negative x, giving the correct limit 0.
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, 0)
+
+
+ACTIVATIONS = {"relu": _relu, "sigmoid": _sigmoid, "tanh": np.tanh}
+
+
+def _gate_slices(order: tuple[str, ...], hidden_size: int) -> dict[str, slice]:
+    return {gate: slice(k * hidden_size, (k + 1) * hidden_size) for k, gate in enumerate(order)}
+
+
+def _or_zeros(array: np.ndarray | None, shape, dtype) -> np.ndarray:
+    return np.zeros(shape, dtype) if array is None else array.astype(dtype, copy=False)
+
+
+class _GruDirection:
+    """One direction's parameters of a GRU, in compute precision (§8.9.26's math)."""
+
+    def __init__(self, weight, recurrent_weight, bias, recurrent_bias, hidden_size, layout, reset_after,
+                 activations, dtype):
+        self.g = _gate_slices(GRU_GATES[layout], hidden_size)
+        self.weight_t = weight.astype(dtype, copy=False).T                   # [inputSize, 3H]
+        self.recurrent_t = recurrent_weight.astype(dtype, copy=False).T      # [H, 3H]
+        self.bias = _or_zeros(bias, (3 * hidden_size,), dtype)
+        self.recurrent_bias = _or_zeros(recurrent_bias, (3 * hidden_size,), dtype)
+        self.reset_after = reset_after
+        self.f, self.g_act = (ACTIVATIONS[a] for a in activations)
+
+    def input_part(self, x: np.ndarray) -> np.ndarray:
+        """input · Wᵀ + bias, for any leading dimensions (all time steps at once)."""
+        return x @ self.weight_t + self.bias
+
+    def step(self, x_part: np.ndarray, h: np.ndarray) -> np.ndarray:
+        g = self.g
+        rb = self.recurrent_bias
+        # z and r need h · Rᵀ for their gates; n's recurrent product depends on resetAfter.
+        z = self.f(x_part[:, g["z"]] + rb[g["z"]] + h @ self.recurrent_t[:, g["z"]])
+        r = self.f(x_part[:, g["r"]] + rb[g["r"]] + h @ self.recurrent_t[:, g["r"]])
+        rn = self.recurrent_t[:, g["n"]]
+        if self.reset_after:
+            # reset applied after the recurrent matmul: r ⊙ (h · Rnᵀ + Rbn)
+            n = self.g_act(x_part[:, g["n"]] + r * (h @ rn + rb[g["n"]]))
+        else:
+            # reset applied before it: (r ⊙ h) · Rnᵀ + Rbn
+            n = self.g_act(x_part[:, g["n"]] + rb[g["n"]] + (r * h) @ rn)
+        return z * h + (1 - z) * n
+
+
+class _LstmDirection:
+    """One direction's parameters of an LSTM, in compute precision (§8.9.34's math)."""
+
+    def __init__(self, weight, recurrent_weight, bias, recurrent_bias, peephole, hidden_size, layout,
+                 activations, dtype):
+        self.g = _gate_slices(LSTM_GATES[layout], hidden_size)
+        self.weight_t = weight.astype(dtype, copy=False).T                   # [inputSize, 4H]
+        self.recurrent_t = recurrent_weight.astype(dtype, copy=False).T      # [H, 4H]
+        self.bias = (_or_zeros(bias, (4 * hidden_size,), dtype)
+                     + _or_zeros(recurrent_bias, (4 * hidden_size,), dtype))
+        p = _gate_slices(PEEPHOLE_GATES, hidden_size)
+        peephole = _or_zeros(peephole, (3 * hidden_size,), dtype)
+        self.peephole = {gate: peephole[p[gate]] for gate in PEEPHOLE_GATES}
+        self.f, self.g_act, self.h_act = (ACTIVATIONS[a] for a in activations)
+
+    def input_part(self, x: np.ndarray) -> np.ndarray:
+        """input · Wᵀ + bias + recurrentBias, for any leading dimensions (all time steps at once)."""
+        return x @ self.weight_t + self.bias
+
+    def step(self, x_part: np.ndarray, h: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        g, p = self.g, self.peephole
+        gates = x_part + h @ self.recurrent_t
+        # The peepholes of all three gates, the output gate's included, read the
+        # incoming cell state, as the spec's decomposition does.
+        i = self.f(gates[:, g["i"]] + c * p["i"])
+        f = self.f(gates[:, g["f"]] + c * p["f"])
+        o = self.f(gates[:, g["o"]] + c * p["o"])
+        cell = self.g_act(gates[:, g["g"]])
+        c_new = f * c + i * cell
+        return o * self.h_act(c_new), c_new
+
+
+def _step_order(steps: int, reverse: bool):
+    return range(steps - 1, -1, -1) if reverse else range(steps)
+
+
+def gru_kernel(inputs, attributes, outputs):
+    """§8.9.25: every direction runs its time steps through the gruCell math; the
+    backward direction reads the input from the last step to the first and its
+    sequence entries are stored at the time index they were computed from."""
+    x, weight, recurrent_weight, bias, recurrent_bias, initial_hidden = inputs
+    out_dtype = x.dtype
+    dtype = compute_type(x.dtype)
+    steps, hidden_size = attributes["steps"], attributes["hidden_size"]
+    direction = attributes["direction"]
+    num_directions, batch_size = weight.shape[0], x.shape[1]
+    x = x.astype(dtype, copy=False)
+    hidden = _or_zeros(initial_hidden, (num_directions, batch_size, hidden_size), dtype)
+    final = np.empty((num_directions, batch_size, hidden_size), dtype)
+    sequence = np.empty((steps, num_directions, batch_size, hidden_size), dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for d in range(num_directions):
+            cell = _GruDirection(weight[d], recurrent_weight[d], None if bias is None else bias[d],
+                                 None if recurrent_bias is None else recurrent_bias[d], hidden_size,
+                                 attributes["layout"], attributes["reset_after"], attributes["activations"], dtype)
+            x_parts = cell.input_part(x)
+            h = hidden[d]
+            for t in _step_order(steps, d == 1 or direction == "backward"):
+                h = cell.step(x_parts[t], h)
+                sequence[t, d] = h
+            final[d] = h
+    results = [final.astype(out_dtype)]
+    if attributes["return_sequence"]:
+        results.append(sequence.astype(out_dtype))
+    return results
+
+
+def gru_cell_kernel(inputs, attributes, outputs):
+    """§8.9.26: one time step."""
+    x, weight, recurrent_weight, hidden, bias, recurrent_bias = inputs
+    dtype = compute_type(x.dtype)
+    cell = _GruDirection(weight, recurrent_weight, bias, recurrent_bias, attributes["hidden_size"],
+                         attributes["layout"], attributes["reset_after"], attributes["activations"], dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = cell.step(cell.input_part(x.astype(dtype, copy=False)), hidden.astype(dtype, copy=False))
+    return [h.astype(x.dtype)]
+
+
+def lstm_kernel(inputs, attributes, outputs):
+    """§8.9.33: like gru_kernel, carrying the cell state beside the hidden state."""
+    x, weight, recurrent_weight, bias, recurrent_bias, peephole, initial_hidden, initial_cell = inputs
+    out_dtype = x.dtype
+    dtype = compute_type(x.dtype)
+    steps, hidden_size = attributes["steps"], attributes["hidden_size"]
+    direction = attributes["direction"]
+    num_directions, batch_size = weight.shape[0], x.shape[1]
+    x = x.astype(dtype, copy=False)
+    state_shape = (num_directions, batch_size, hidden_size)
+    hidden = _or_zeros(initial_hidden, state_shape, dtype)
+    cell_state = _or_zeros(initial_cell, state_shape, dtype)
+    final_h = np.empty(state_shape, dtype)
+    final_c = np.empty(state_shape, dtype)
+    sequence = np.empty((steps, *state_shape), dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for d in range(num_directions):
+            cell = _LstmDirection(weight[d], recurrent_weight[d], None if bias is None else bias[d],
+                                  None if recurrent_bias is None else recurrent_bias[d],
+                                  None if peephole is None else peephole[d], hidden_size,
+                                  attributes["layout"], attributes["activations"], dtype)
+            x_parts = cell.input_part(x)
+            h, c = hidden[d], cell_state[d]
+            for t in _step_order(steps, d == 1 or direction == "backward"):
+                h, c = cell.step(x_parts[t], h, c)
+                sequence[t, d] = h
+            final_h[d], final_c[d] = h, c
+    results = [final_h.astype(out_dtype), final_c.astype(out_dtype)]
+    if attributes["return_sequence"]:
+        results.append(sequence.astype(out_dtype))
+    return results
+
+
+def lstm_cell_kernel(inputs, attributes, outputs):
+    """§8.9.34: one time step; returns [hidden state, cell state]."""
+    x, weight, recurrent_weight, hidden, cell_state, bias, recurrent_bias, peephole = inputs
+    dtype = compute_type(x.dtype)
+    cell = _LstmDirection(weight, recurrent_weight, bias, recurrent_bias, peephole, attributes["hidden_size"],
+                          attributes["layout"], attributes["activations"], dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        h, c = cell.step(cell.input_part(x.astype(dtype, copy=False)), hidden.astype(dtype, copy=False),
+                         cell_state.astype(dtype, copy=False))
+    return [h.astype(x.dtype), c.astype(x.dtype)]
+
+
+register("gru", build=build_gru, kernel=gru_kernel, limits=GRU_LIMITS)
+register("gruCell", build=build_gru_cell, kernel=gru_cell_kernel, limits=GRU_CELL_LIMITS)
+register("lstm", build=build_lstm, kernel=lstm_kernel, limits=LSTM_LIMITS)
+register("lstmCell", build=build_lstm_cell, kernel=lstm_cell_kernel, limits=LSTM_CELL_LIMITS)
