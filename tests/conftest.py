@@ -13,6 +13,22 @@ REPO = Path(__file__).resolve().parents[1]
 RUNTIME = REPO / "build" / "pyodide"
 
 
+def pytest_addoption(parser):
+    parser.addoption("--op-coverage", metavar="FILE",
+                     help="write the (operator, data type) pairs that passing tests in tests/ops ran "
+                          "(tools/gen_op_table.py uses it)")
+
+
+def pytest_sessionfinish(session):
+    path = session.config.getoption("--op-coverage")
+    if path:
+        import json
+
+        from tests.ops.conftest import COVERAGE
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(sorted(COVERAGE)))
+
+
 def pytest_pyfunc_call(pyfuncitem):
     """Run `async def` tests (tests/portable) with asyncio.run on the host."""
     if inspect.iscoroutinefunction(pyfuncitem.obj):

@@ -37,3 +37,36 @@ def torch_ref(fn, *arrays, dtype=None):
     tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in arrays]
     out = fn(*tensors)
     return out.numpy() if dtype is None else out.numpy().astype(dtype)
+
+
+# -- which operator ran with which data type, in passing tests -----------------------------------
+# tests/test_op_table.py turns this into the README's operator table (tools/gen_op_table.py).
+
+COVERAGE: set[tuple[str, str]] = set()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "call":
+        item.operator_test_passed = outcome.get_result().passed
+
+
+@pytest.fixture(autouse=True)
+def record_operator_coverage(request, monkeypatch):
+    from webnn_py.runtime.plan import ExecutionPlan
+
+    seen: set[tuple[str, str]] = set()
+    execute = ExecutionPlan.execute
+
+    def recording_execute(self, inputs):
+        for step in self.steps:
+            first = next((v for v in step.node.inputs if v is not None), None)
+            data_type = first.descriptor.data_type if first is not None else step.output_descriptors[0].data_type
+            seen.add((step.node.kind, data_type))
+        return execute(self, inputs)
+
+    monkeypatch.setattr(ExecutionPlan, "execute", recording_execute)
+    yield
+    if getattr(request.node, "operator_test_passed", False):
+        COVERAGE.update(seen)
