@@ -41,3 +41,25 @@ def launch_chromium(extra_args: list[str] | None = None) -> Iterator[object]:
             yield context
         finally:
             context.close()
+
+
+@contextlib.asynccontextmanager
+async def launch_chromium_async(extra_args: list[str] | None = None):
+    """Yield a Playwright (async API) Browser: one browser, a new context per test.
+
+    Unlike launch_chromium's single persistent context, separate contexts give
+    every test its own storage (service worker registrations included) and its
+    own renderer process, so a page that hangs or crashes takes no other test with it.
+    """
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(
+            executable_path=chromium_path(),
+            headless=True,
+            args=HEADLESS_FLAGS + list(extra_args or []),
+        )
+        try:
+            yield browser
+        finally:
+            await browser.close()

@@ -1,0 +1,120 @@
+"""Host-only checks of the runner's parts: META parsing, scopes, wrappers, serving,
+expectations and the report (no browser)."""
+import json
+import urllib.request
+
+import pytest
+
+from wpt_runner import expectations, manifest, meta, results, wrappers
+from wpt_runner.server import WptServer
+
+
+def test_meta_lines_stop_at_the_first_code_line():
+    parsed = meta.parse_js_meta("// META: title=t\n// a comment\n// META: script=a.js\n// META: script=/b.js\n"
+                                "// META: timeout=long\n// META: variant=?cpu\n// META: variant=gpu\n"
+                                "// META: global=window,worker\n\n'use strict';\n// META: script=late.js\n")
+    assert parsed.title == "t" and parsed.scripts == ["a.js", "/b.js"] and parsed.timeout == "long"
+    assert parsed.variants == ["?cpu", "?gpu"] and parsed.globals == "window,worker"
+
+
+def test_html_meta():
+    parsed, harness = meta.parse_html_meta('<title> x </title><meta name="timeout" content="long">'
+                                           '<meta name=variant content="?a"><script src="/resources/testharness.js">')
+    assert harness and parsed.title == "x" and parsed.timeout == "long" and parsed.variants == ["?a"]
+    assert meta.parse_html_meta("<p>a reftest</p>")[1] is False
+
+
+@pytest.mark.parametrize("value,scopes,unsupported", [
+    (None, ["window", "dedicatedworker"], []),
+    ("window,worker", ["window", "dedicatedworker", "sharedworker", "serviceworker"], []),
+    ("worker,-sharedworker", ["dedicatedworker", "serviceworker"], []),
+    ("default,shadowrealm-in-window", ["window", "dedicatedworker"], ["shadowrealm-in-window"]),
+    ("dedicatedworker-module", ["dedicatedworker-module"], []),
+])
+def test_global_scopes(value, scopes, unsupported):
+    assert manifest.expand_scopes(value) == (scopes, unsupported)
+
+
+def test_routes():
+    assert wrappers.route("/d/x.any.html") == ("/d/x.any.js", "any-window")
+    assert wrappers.route("/d/x.any.worker.html") == ("/d/x.any.js", "dedicatedworker")
+    assert wrappers.route("/d/x.any.worker.js") == ("/d/x.any.js", "worker-script")
+    assert wrappers.route("/d/x.worker.html") == ("/d/x.worker.js", "worker-js")
+    assert wrappers.route("/d/x.window.html") == ("/d/x.window.js", "window-js")
+    assert wrappers.route("/d/x.html") is None
+
+
+def test_long_tests_get_60_seconds():
+    item = manifest.TestItem("/a.any.html", "window", "long", "/a.any.js")
+    assert item.timeout_seconds == 60 and manifest.TestItem("/b.html", "window", "normal", "/b.html").timeout_seconds == 10
+
+
+@pytest.fixture()
+def tree(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.any.js").write_text("// META: title=T\n// META: script=h.js\n// META: timeout=long\ntest(()=>{});\n")
+    (tmp_path / "d" / "page.html").write_text("<!DOCTYPE html><meta charset=utf-8><p>hi")
+    (tmp_path / "d" / "w.js").write_text("postMessage(1);\n")
+    (tmp_path / "d" / "page.html.headers").write_text("X-Test: yes\n")
+    return tmp_path
+
+
+def fetch(url, headers=None):
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {})) as response:
+        return response.read().decode(), response.headers
+
+
+def test_server_wrappers_and_injection(tree):
+    settings = wrappers.Settings(polyfill_url="/p.js", timeout_multiplier=2)
+    with WptServer(tree, settings) as server:
+        page, _ = fetch(server.url + "/d/x.any.html?cpu")
+        assert page.index("/__wpt_runner__/hook.js?timeout_multiplier=2") < page.index('src="/p.js"') \
+            < page.index("/resources/testharness.js") < page.index('src="h.js"') < page.index('src="x.any.js"')
+        assert '<meta name="timeout" content="long">' in page and "<title>T</title>" in page
+        script, headers = fetch(server.url + "/d/x.any.worker.js?cpu")
+        assert headers["Content-Type"].startswith("text/javascript")
+        assert script.splitlines()[0] == 'importScripts("/p.js");' and "self.META_TITLE = \"T\";" in script
+        assert script.index("testharness.js") < script.index('"h.js"') < script.index('"x.any.js"')
+        sw_page, _ = fetch(server.url + "/d/x.any.serviceworker.html")
+        assert "navigator.serviceWorker.register(\"x.any.worker.js\" + location.search" in sw_page
+        html, headers = fetch(server.url + "/d/page.html", {"Sec-Fetch-Dest": "document"})
+        assert html.startswith('<!DOCTYPE html>\n<script src="/__wpt_runner__/hook.js') and headers["X-Test"] == "yes"
+        worker, _ = fetch(server.url + "/d/w.js", {"Sec-Fetch-Dest": "worker", "Sec-Fetch-Mode": "same-origin"})
+        assert worker == 'importScripts("/p.js");\npostMessage(1);\n'
+        module, _ = fetch(server.url + "/d/w.js", {"Sec-Fetch-Dest": "worker", "Sec-Fetch-Mode": "cors"})
+        assert module.startswith('import "/p.js";')
+        plain, _ = fetch(server.url + "/d/w.js", {"Sec-Fetch-Dest": "script"})
+        assert plain == "postMessage(1);\n"   # importScripts() and <script> loads stay untouched
+        with pytest.raises(urllib.error.HTTPError):
+            fetch(server.url + "/../etc/passwd")
+
+
+def test_expectations_matching(tmp_path):
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps({"/a.html": {"status": ["OK", "TIMEOUT"], "subtests": {"s1": "FAIL", "s*": "NOTRUN"}},
+                                "/b/*": "SKIP", "/a.*": {"subtests": {"s2": "PASS"}}, "note": "ignored"}))
+    exp = expectations.Expectations.load(path)
+    assert exp.test_status("/a.html") == ["OK", "TIMEOUT"] and exp.skipped("/b/c.html")
+    assert exp.subtest_status("/a.html", "s1") == ["FAIL"]
+    assert exp.subtest_status("/a.html", "s2") == ["PASS"]       # an exact name in a pattern entry beats a pattern
+    assert exp.subtest_status("/a.html", "s3") == ["NOTRUN"]
+    assert exp.subtest_status("/z.html", "s1") == ["PASS"] and exp.test_status("/z.html") == ["OK"]
+    result = results.TestResult("/a.html", "TIMEOUT", subtests=[results.SubtestResult("s1", "PASS")])
+    exp.apply(result)
+    assert not result.unexpected and result.subtests[0].unexpected and result.unexpected_count() == 1
+    report = results.wptreport([result], 1, 2, {})
+    entry = report["results"][0]
+    assert "expected" not in entry and entry["known_intermittent"] == ["TIMEOUT"]
+    assert entry["subtests"][0]["expected"] == "FAIL"
+
+
+def test_summary_table():
+    table = results.summary_table([
+        results.TestResult("/x/a.html", "OK", subtests=[results.SubtestResult("s", "PASS")]),
+        results.TestResult("/x/y/b.html", "CRASH"),
+    ])
+    lines = table.splitlines()
+    assert lines[0].split()[:3] == ["directory", "tests", "OK"]
+    assert lines[2].split() == ["/x/", "1", "1", "0", "0", "0", "0", "1", "1", "0", "0"]
+    assert lines[3].split()[:6] == ["/x/y/", "1", "0", "0", "0", "1"]
+    assert lines[4].split()[0] == "total"

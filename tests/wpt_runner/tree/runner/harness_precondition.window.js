@@ -1,0 +1,4 @@
+'use strict';
+
+setup(() => { assert_implements_optional(false, 'the whole file needs an optional feature'); });
+test(() => {}, 'not reached');

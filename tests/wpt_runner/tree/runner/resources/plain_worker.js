@@ -1,0 +1,1 @@
+postMessage('ml: ' + ('ml' in navigator));

@@ -1,0 +1,2 @@
+self.relativeHelper = 'relative';
+self.helperSawTestharness = typeof promise_test === 'function';

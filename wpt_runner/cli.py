@@ -1,0 +1,203 @@
+"""`python -m wpt_runner run --wpt-root PATH [TEST_PATH ...]`: the command line.
+
+Exit status: 0 when every result was expected, 1 when some were not, 2 for
+usage errors (a bad path, a bad expectations file).
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from . import expectations as expectations_mod
+from .manifest import CLI_GLOBALS, discover, normalize_cli_globals
+from .results import TestResult, default_run_info, summary_table, write_wptreport, wptreport
+from .wrappers import DEFAULT_POLYFILL_URL, Settings
+
+TEST_CRASH_ENV = "WPT_RUNNER_ALLOW_TEST_CRASH"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m wpt_runner",
+                                     description="Run web-platform-tests against the webnn-py polyfill in headless Chromium.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run tests (or --list them)")
+    run.add_argument("test_paths", nargs="*", metavar="TEST_PATH",
+                     help="files, folders or test URLs under the WPT root (default: webnn/)")
+    run.add_argument("--wpt-root", required=True, type=Path, help="a web-platform-tests checkout (the web root)")
+    run.add_argument("--report", type=Path, metavar="FILE.json", help="write a wptreport JSON (wptrunner's --log-wptreport)")
+    run.add_argument("--expectations", type=Path, metavar="FILE", help="expected statuses (JSON; see wpt_runner/README.md)")
+    run.add_argument("--write-expectations", type=Path, metavar="FILE",
+                     help="write this run's results as an expectations file (a baseline)")
+    run.add_argument("--jobs", "-j", type=int, default=None, help="pages at once (default: CPU count, at most 4)")
+    run.add_argument("--timeout-multiplier", type=float, default=1.0, metavar="X",
+                     help="scale the 10 s / 60 s (timeout=long) test timeouts")
+    run.add_argument("--global", dest="globals", action="append", metavar="SCOPE",
+                     help=f"only these global scopes ({', '.join(CLI_GLOBALS)}); repeat or comma-separate")
+    run.add_argument("--include", action="append", metavar="PATTERN",
+                     help="only test IDs matching this fnmatch pattern (repeatable)")
+    run.add_argument("--exclude", action="append", metavar="PATTERN", help="drop test IDs matching this pattern")
+    run.add_argument("--list", action="store_true", help="print the test IDs that would run, then exit")
+    run.add_argument("--polyfill-url", default=None,
+                     help="load the polyfill from this URL (e.g. a `./dev serve` server) instead of serving it")
+    run.add_argument("--no-polyfill", action="store_true", help="do not inject the polyfill (test the browser itself)")
+    run.add_argument("--port", type=int, default=0, help="port for the test server (default: any free port)")
+    run.add_argument("--chromium-arg", action="append", default=[], metavar="ARG", help="extra Chromium flag")
+    run.add_argument("--verbose", "-v", action="count", default=0,
+                     help="-v: print every subtest that is not PASS; -vv: also page console errors")
+    run.add_argument("--quiet", "-q", action="store_true", help="only the summary")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run_command(args)
+
+
+def _filter(tests, include, exclude):
+    if include:
+        tests = [t for t in tests if any(fnmatch.fnmatchcase(t.url, p) for p in include)]
+    if exclude:
+        tests = [t for t in tests if not any(fnmatch.fnmatchcase(t.url, p) for p in exclude)]
+    return tests
+
+
+def run_command(args) -> int:
+    root: Path = args.wpt_root.resolve()
+    if not root.is_dir():
+        print(f"wpt_runner: --wpt-root {root} is not a directory", file=sys.stderr)
+        return 2
+    globals_filter = normalize_cli_globals(args.globals)
+    unknown = (globals_filter or set()) - set(CLI_GLOBALS)
+    if unknown:
+        print(f"wpt_runner: unknown --global {', '.join(sorted(unknown))} (one of {', '.join(CLI_GLOBALS)})",
+              file=sys.stderr)
+        return 2
+    try:
+        found = discover(root, args.test_paths or ["webnn/"], globals_filter)
+        expected = expectations_mod.Expectations.load(args.expectations) if args.expectations else \
+            expectations_mod.Expectations()
+    except (ValueError, OSError) as error:
+        print(f"wpt_runner: {error}", file=sys.stderr)
+        return 2
+    tests = _filter(found.tests, args.include, args.exclude)
+
+    if args.list:
+        for item in tests:
+            print(item.url)
+        for source, reason in found.skipped:
+            print(f"# not run: {source}: {reason}", file=sys.stderr)
+        return 0
+
+    to_run = [t for t in tests if not expected.skipped(t.url)]
+    skipped = [TestResult(test=t.url, status="SKIP") for t in tests if expected.skipped(t.url)]
+    jobs = args.jobs or min(4, os.cpu_count() or 1)
+    return _run(args, root, to_run, skipped, expected, jobs)
+
+
+def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
+    from .runner import Runner
+    from .server import WptServer
+
+    polyfill_url = args.polyfill_url or DEFAULT_POLYFILL_URL
+    if not args.polyfill_url and not args.no_polyfill:
+        from webnn_py.serve import RUNTIME_DIR
+        if not (RUNTIME_DIR / "pyodide.asm.wasm").is_file():
+            print(f"wpt_runner: no Pyodide runtime in {RUNTIME_DIR}: run ./dev setup first", file=sys.stderr)
+            return 2
+    settings = Settings(polyfill_url=polyfill_url, timeout_multiplier=args.timeout_multiplier,
+                        inject_polyfill=not args.no_polyfill)
+    progress = _Progress(len(tests), args.verbose, args.quiet)
+    time_start = int(time.time() * 1000)
+    with WptServer(root, settings, port=args.port, log_requests=bool(os.environ.get("WPT_RUNNER_LOG_REQUESTS"))) as server:
+        if not args.quiet:
+            print(f"wpt_runner: {len(tests)} tests from {root} on {server.url}, {jobs} at a time"
+                  + (f", {len(skipped)} skipped by expectations" if skipped else ""), flush=True)
+
+        def on_result(result: TestResult) -> None:
+            expected.apply(result)
+            progress.report(result)
+
+        runner = Runner(server.url, jobs=jobs, timeout_multiplier=args.timeout_multiplier,
+                        chromium_args=args.chromium_arg, allow_test_crash=bool(os.environ.get(TEST_CRASH_ENV)),
+                        on_result=on_result)
+        results = runner.run(tests)
+    time_end = int(time.time() * 1000)
+    for result in skipped:
+        expected.apply(result)
+    results = sorted(results + skipped, key=lambda r: r.test)
+
+    print()
+    print(summary_table(results) if results else "no tests")
+    unexpected = [r for r in results if r.unexpected_count()]
+    if unexpected:
+        print(f"\n{sum(r.unexpected_count() for r in unexpected)} unexpected result(s) in {len(unexpected)} test(s):")
+        for result in unexpected:
+            if result.unexpected:
+                print(f"  {result.test}: {result.status} (expected {' or '.join(result.expected)})"
+                      + (f": {_one_line(result.message)}" if result.message else ""))
+            for subtest in result.subtests:
+                if subtest.unexpected:
+                    print(f"  {result.test} | {subtest.name}: {subtest.status} (expected {' or '.join(subtest.expected)})"
+                          + (f": {_one_line(subtest.message)}" if subtest.message else ""))
+    else:
+        print("\nall results as expected")
+    if args.report:
+        run_info = default_run_info(runner.browser_version, None if args.no_polyfill else polyfill_url, jobs, args.timeout_multiplier)
+        write_wptreport(args.report, wptreport(results, time_start, time_end, run_info))
+        print(f"wptreport: {args.report}")
+    if args.write_expectations:
+        args.write_expectations.write_text(json.dumps(expectations_mod.from_results(results), indent=2,
+                                                      ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"expectations: {args.write_expectations}")
+    return 1 if unexpected else 0
+
+
+def _one_line(text: str | None, limit: int = 200) -> str:
+    line = " ".join((text or "").split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class _Progress:
+    """One line per finished test, prefixed with the running counts."""
+
+    def __init__(self, total: int, verbose: int, quiet: bool):
+        self.total, self.verbose, self.quiet = total, verbose, quiet
+        self.done = 0
+        self.passed = 0      # subtests
+        self.failed = 0      # subtests not PASS
+        self.unexpected = 0
+        self.started = time.monotonic()
+
+    def report(self, result: TestResult) -> None:
+        self.done += 1
+        counts = result.subtest_counts()
+        self.passed += counts.get("PASS", 0)
+        self.failed += sum(counts.values()) - counts.get("PASS", 0)
+        self.unexpected += result.unexpected_count()
+        if self.quiet:
+            return
+        width = len(str(self.total))
+        bar_width = 20
+        filled = int(bar_width * self.done / max(1, self.total))
+        bar = "#" * filled + "." * (bar_width - filled)
+        subtests = sum(counts.values())
+        line = (f"[{bar}] {self.done:>{width}}/{self.total} pass {self.passed} fail {self.failed}"
+                f" unexpected {self.unexpected} | {result.status:<7} {counts.get('PASS', 0)}/{subtests}"
+                f" {result.test} ({result.duration_ms / 1000:.1f}s)")
+        if result.unexpected_count():
+            line += "  UNEXPECTED"
+        print(line, flush=True)
+        if result.message and (self.verbose or result.status != "OK"):
+            print(f"    harness: {_one_line(result.message)}")
+        if self.verbose:
+            for subtest in result.subtests:
+                if subtest.status != "PASS" or self.verbose > 1:
+                    print(f"    {subtest.status}: {subtest.name}" + (f": {_one_line(subtest.message)}" if subtest.message else ""))
+        if self.verbose > 1:
+            for line in result.console:
+                print(f"    {_one_line(line, 400)}")

@@ -1,0 +1,219 @@
+"""The HTTP server: a WPT checkout as the web root on loopback, plus the runner's own URLs.
+
+  /__wpt_runner__/hook.js            the result hook every test page loads first
+  /__wpt_runner__/webnn-polyfill.js  the polyfill (from webnn_py.serve), unless --polyfill-url
+  /__wpt_runner__/pyodide/...        its runtime: the shim looks for pyodide/ beside itself
+  /<path>                            files of the checkout; when none exists, the generated
+                                     wrapper that WPT would serve there (see wrappers.py)
+
+Plain HTTP on 127.0.0.1 is a secure context, so `.https.` tests run as they are.
+Pages the checkout holds itself (`.html` tests and the frames they open) get the
+hook and the polyfill inserted at the top; worker scripts the tests start
+themselves get the polyfill imported first, recognised by the Sec-Fetch-Dest
+header Chromium sends with every worker script request.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import mimetypes
+import re
+import threading
+import urllib.parse
+from pathlib import Path
+
+from . import wrappers
+
+ASSETS = Path(__file__).parent / "assets"
+_TYPES = {".js": "text/javascript; charset=utf-8", ".mjs": "text/javascript; charset=utf-8",
+          ".json": "application/json", ".html": "text/html; charset=utf-8", ".htm": "text/html; charset=utf-8",
+          ".xhtml": "application/xhtml+xml", ".idl": "text/plain; charset=utf-8", ".txt": "text/plain; charset=utf-8",
+          ".wasm": "application/wasm", ".css": "text/css", ".svg": "image/svg+xml", ".whl": "application/octet-stream",
+          ".zip": "application/octet-stream", ".tflite": "application/octet-stream"}
+_DOCTYPE = re.compile(rb"^\s*(<!doctype[^>]*>)?", re.IGNORECASE)
+WORKER_DESTINATIONS = {"worker", "sharedworker", "serviceworker"}
+DOCUMENT_DESTINATIONS = {"document", "iframe", "frame", "embed", "object"}
+
+
+def content_type(path: Path) -> str:
+    return _TYPES.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_runtime_file(path: str, mtime: float) -> bytes:
+    # Every test page boots its own Pyodide: the same 20 MB are served hundreds of times.
+    return Path(path).read_bytes()
+
+
+def _polyfill_source() -> bytes:
+    from webnn_py.serve import polyfill_source
+    return polyfill_source()
+
+
+def _runtime_dir() -> Path:
+    from webnn_py.serve import RUNTIME_DIR
+    return RUNTIME_DIR
+
+
+def parse_headers_file(path: Path) -> list[tuple[str, str]]:
+    """WPT's `<file>.headers` / `__dir__.headers`: one `Name: value` per line."""
+    result = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if ":" in line:
+            name, value = line.split(":", 1)
+            result.append((name.strip(), value.strip()))
+    return result
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"   # keep-alive: a page fetches dozens of files
+    root: Path = Path(".")
+    settings: wrappers.Settings = wrappers.Settings()
+    log_requests: bool = False
+    server_version = "wpt_runner"
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002
+        if self.log_requests:
+            super().log_message(format, *args)
+
+    def do_GET(self) -> None:  # noqa: N802
+        parsed = urllib.parse.urlsplit(self.path)
+        path = urllib.parse.unquote(parsed.path)
+        try:
+            if path.startswith(wrappers.ASSET_PREFIX):
+                self._serve_asset(path[len(wrappers.ASSET_PREFIX):], urllib.parse.parse_qs(parsed.query))
+                return
+            target = self._resolve(path)
+            if target is not None and target.is_file():
+                self._serve_checkout_file(target)
+                return
+            generated = wrappers.generate(path, self.root, self.settings)
+            if generated is not None:
+                self._send(200, generated[0], generated[1])
+                return
+            if path == "/favicon.ico":
+                self._send(204, b"", "image/x-icon")   # browsers ask for it; a 404 would be console noise
+                return
+            if target is not None and target.is_dir() and (target / "index.html").is_file():
+                self._serve_checkout_file(target / "index.html")
+                return
+            self._send(404, f"not found: {path}\n".encode(), "text/plain; charset=utf-8")
+        except (BrokenPipeError, ConnectionResetError):
+            pass   # the page went away (a test finished or was closed)
+
+    do_HEAD = do_GET
+
+    def do_POST(self) -> None:  # noqa: N802
+        # Some tests POST to echo handlers WPT implements in Python; we have none.
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        self._send(405, b"wpt_runner serves static files only\n", "text/plain; charset=utf-8")
+
+    # ---- the runner's own files -----------------------------------------------------------
+
+    def _serve_asset(self, name: str, query: dict[str, list[str]]) -> None:
+        if name == "hook.js":
+            self._send(200, (ASSETS / "hook.js").read_bytes(), _TYPES[".js"])
+        elif name == "webnn-polyfill.js":
+            self._send(200, _polyfill_source(), _TYPES[".js"])
+        elif name == "worker-globals.js":
+            self._send(200, wrappers.worker_globals_module(query), _TYPES[".js"])
+        elif name.startswith("pyodide/"):
+            base = _runtime_dir().resolve()
+            target = (base / name[len("pyodide/"):]).resolve()
+            if base not in target.parents or not target.is_file():
+                self._send(404, b"not found\n", "text/plain")
+                return
+            body = _cached_runtime_file(str(target), target.stat().st_mtime)
+            self._send(200, body, content_type(target), cache=True)
+        else:
+            self._send(404, b"not found\n", "text/plain")
+
+    # ---- the checkout ---------------------------------------------------------------------
+
+    def _resolve(self, path: str) -> Path | None:
+        root = self.root
+        target = (root / path.lstrip("/")).resolve()
+        if target != root and root not in target.parents:
+            return None
+        return target
+
+    def _serve_checkout_file(self, target: Path) -> None:
+        body = target.read_bytes()
+        kind = content_type(target)
+        destination = self.headers.get("Sec-Fetch-Dest")
+        if kind.startswith("text/html") and (destination is None or destination in DOCUMENT_DESTINATIONS):
+            body = self._inject_into_page(body)
+        elif target.suffix == ".js" and destination in WORKER_DESTINATIONS and self.settings.inject_polyfill:
+            body = self._inject_into_worker(body)
+        headers = []
+        for candidate in (target.parent / "__dir__.headers", target.with_name(target.name + ".headers")):
+            if candidate.is_file():
+                headers += parse_headers_file(candidate)
+        if any(name.lower() == "content-type" for name, _ in headers):
+            kind = next(value for name, value in headers if name.lower() == "content-type")
+            headers = [(n, v) for n, v in headers if n.lower() != "content-type"]
+        self._send(200, body, kind, extra=headers)
+
+    def _inject_into_page(self, body: bytes) -> bytes:
+        tags = f'<script src="{self.settings.hook_url()}"></script>'
+        if self.settings.inject_polyfill:
+            tags += f'<script src="{self.settings.polyfill_url}"></script>'
+        match = _DOCTYPE.match(body)
+        end = match.end() if match else 0
+        return body[:end] + b"\n" + tags.encode() + body[end:]
+
+    def _inject_into_worker(self, body: bytes) -> bytes:
+        # Module worker scripts are fetched in "cors" mode, classic ones in "same-origin".
+        url = self.settings.polyfill_url.encode()
+        if self.headers.get("Sec-Fetch-Mode") == "cors":
+            return b'import "' + url + b'";\n' + body
+        return b'importScripts("' + url + b'");\n' + body
+
+    def _send(self, code: int, body: bytes, kind: str, cache: bool = False,
+              extra: list[tuple[str, str]] | None = None) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "max-age=3600" if cache else "no-cache")
+        # The polyfill may be loaded by pages of another origin (an external --polyfill-url setup).
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
+        for name, value in extra or []:
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+    def handle_error(self, request, client_address) -> None:
+        # Closing a finished test's page drops its keep-alive connections mid-read:
+        # routine, not worth a traceback.
+        import sys
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
+class WptServer:
+    """The checkout on 127.0.0.1 in a background thread."""
+
+    def __init__(self, root: str | Path, settings: wrappers.Settings, port: int = 0, log_requests: bool = False):
+        handler = type("BoundHandler", (Handler,), {"root": Path(root).resolve(), "settings": settings,
+                                                    "log_requests": log_requests})
+        self.httpd = _Server(("127.0.0.1", port), handler)
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True, name="wpt-server")
+
+    def __enter__(self) -> "WptServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
