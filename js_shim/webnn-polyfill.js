@@ -12,6 +12,8 @@
 //     baseURL:  where webnn-polyfill.js and pyodide/ are served (default: this script's URL),
 //     pyodideURL: the Pyodide runtime folder (default: baseURL + "pyodide/"),
 //     keepNative: true to leave a native navigator.ml alone,
+//     lazy: true to boot Python at the first createContext() rather than at once,
+//     debug: true for Pyodide's debug mode (clearer errors, slower),
 //   };
 (function installWebNNPolyfill(global) {
   "use strict";
@@ -46,8 +48,8 @@
     const runtimeConfig = await fetch(pyodideURL + "runtime-config.json")
       .then((r) => (r.ok ? r.json() : {}), () => ({}));
     const indexURL = runtimeConfig.source === "cdn" ? runtimeConfig.indexURL : pyodideURL;
-    await loadScript(indexURL + "pyodide.js");
-    const pyodide = await global.loadPyodide({ indexURL, fullStdLib: false });
+    const loadPyodide = await pyodideLoader(indexURL);
+    const pyodide = await loadPyodide({ indexURL, fullStdLib: false });
     if (runtimeConfig.source === "cdn") {
       await pyodide.loadPackage("numpy");
       await pyodide.loadPackage(pyodideURL + runtimeConfig.wheel);
@@ -63,18 +65,26 @@
     global.console.debug(`webnn-py: Python runtime ready in ${seconds} s`);
   }
 
-  function loadScript(url) {
-    if (!isWindow) {
-      global.importScripts(url);
-      return Promise.resolve();
+  // Pyodide's loadPyodide(): a classic <script> in windows, importScripts() in
+  // classic workers, import() in module workers (which have no importScripts).
+  async function pyodideLoader(indexURL) {
+    if (isWindow) {
+      await new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = indexURL + "pyodide.js";
+        script.onload = resolve;
+        script.onerror = () => reject(new DOMException(`webnn-py: cannot load ${script.src}`, "NotSupportedError"));
+        document.head.appendChild(script);
+      });
+      return global.loadPyodide;
     }
-    return new Promise((resolve, reject) => {
-      const script = document.createElement("script");
-      script.src = url;
-      script.onload = resolve;
-      script.onerror = () => reject(new DOMException(`webnn-py: cannot load ${url}`, "NotSupportedError"));
-      document.head.appendChild(script);
-    });
+    try {
+      global.importScripts(indexURL + "pyodide.js");
+      return global.loadPyodide;
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+      return (await import(indexURL + "pyodide.mjs")).loadPyodide;
+    }
   }
 
   function currentScriptURL() {
@@ -397,6 +407,13 @@
     configurable: true,
   });
 
-  // Start loading right away: pages that include the polyfill use it.
-  boot().catch((error) => global.console.error("webnn-py: failed to start", error));
+  // Start loading right away (pages that include the polyfill mean to use it),
+  // unless asked to wait for the first createContext().
+  if (typeof ServiceWorkerGlobalScope === "function" && global instanceof ServiceWorkerGlobalScope) {
+    // importScripts() of new URLs is only allowed until the service worker is
+    // installed: keep it installing until the runtime's scripts are in.
+    global.addEventListener("install", (event) => event.waitUntil(boot()));
+  } else if (!config.lazy) {
+    boot().catch((error) => global.console.error("webnn-py: failed to start", error));
+  }
 })(typeof globalThis !== "undefined" ? globalThis : self);
