@@ -19,9 +19,9 @@
   "use strict";
 
   const IDL = WEBNN_IDL_METADATA;  // eslint-disable-line no-undef
-  // The Model Loader's interfaces arrive with the Model Loader issue; until then
-  // they are not exposed at all rather than exposed broken.
-  const NOT_YET_IMPLEMENTED = new Set(["MLModel", "MLModelLoader"]);
+  // Interfaces of the IDL that webnn_py does not implement yet: not exposed at
+  // all rather than exposed broken.
+  const NOT_YET_IMPLEMENTED = new Set([]);
   const config = Object.assign({}, global.webnnPolyfillConfig || {});
   const isWindow = typeof global.document !== "undefined";
   const globalKind = isWindow ? "Window" : "Worker";
@@ -143,6 +143,8 @@
   // A bridge result: a JS value, a PyProxy of an API object (wrapped), of an
   // awaitable (returned as is), or of a Failure (thrown as the JS error it names).
   function unpack(result) {
+    // sequence<MLOperand> results (split, lstm, gru) arrive as arrays of PyProxies.
+    if (Array.isArray(result) && PyProxy && result.some((item) => item instanceof PyProxy)) return result.map(unpack);
     if (!(PyProxy && result instanceof PyProxy)) return result;
     if (result.type === FAILURE_TYPE) {
       const error = toError(result.name, result.message);

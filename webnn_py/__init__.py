@@ -17,6 +17,7 @@ from .base.errors import (  # noqa: F401
     OperationError, SecurityError, UnknownError,
 )
 from .api import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor  # noqa: F401
+from .loader import MLModel, MLModelLoader  # noqa: F401  (the Model Loader API, on top of WebNN)
 
 __version__ = "0.1.0"
 

@@ -3315,12 +3315,16 @@ const WEBNN_IDL_METADATA = {
       "kind": "interface",
       "inherits": null,
       "exposed": [
-        "Window"
+        "Window",
+        "Worker"
       ],
       "secureContext": true,
       "extAttrs": {
         "SecureContext": true,
-        "Exposed": "Window"
+        "Exposed": [
+          "Window",
+          "Worker"
+        ]
       },
       "hasConstructor": false,
       "ctor": null,
@@ -3373,11 +3377,16 @@ const WEBNN_IDL_METADATA = {
       "kind": "interface",
       "inherits": null,
       "exposed": [
-        "Window"
+        "Window",
+        "Worker"
       ],
-      "secureContext": false,
+      "secureContext": true,
       "extAttrs": {
-        "Exposed": "Window"
+        "SecureContext": true,
+        "Exposed": [
+          "Window",
+          "Worker"
+        ]
       },
       "hasConstructor": true,
       "ctor": {

@@ -172,6 +172,17 @@ class _NodeRecorder(BuildContext):
     def emit(self, inputs, outputs, attributes=None, kind=None) -> list[MLOperand]:
         # "Connect": a node whose inputs are the operands' values and whose
         # outputs are new values, each wrapped in a new MLOperand.
+        # The operators' own steps (§8.9) never run "check dimensions" on what they
+        # create, but an output whose byte length exceeds maxTensorByteLength, or
+        # whose rank exceeds the supported maximum, could never be allocated or
+        # read back (createTensor() rejects the same descriptor): it is refused
+        # here, when the offending call is made, as input() and constant() do for
+        # theirs (§8.5 "check dimensions" lets implementations set these limits).
+        for index, desc in enumerate(outputs):
+            problem = check_dimensions(desc)
+            if problem:
+                which = "the output" if len(outputs) == 1 else f"output {index}"
+                self.fail(f"{which} {desc} is not supported: {problem}")
         values = [None if op is None else op._value for op in inputs]
         node = Node(kind or self.op, values, dict(attributes or {}), self.label)
         node.outputs = [Value(desc, producer=node) for desc in outputs]

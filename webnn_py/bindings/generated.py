@@ -1307,8 +1307,8 @@ INTERFACES = {
     ),
     'MLModel': Interface(
         name='MLModel', kind='interface', inherits=None,
-        ext=(('SecureContext', None), ('Exposed', 'Window')),
-        exposed=('Window',), secure_context=True,
+        ext=(('SecureContext', None), ('Exposed', ('Window', 'Worker'))),
+        exposed=('Window', 'Worker'), secure_context=True,
         constructors=(),
         operations={
             'compute': (
@@ -1329,8 +1329,8 @@ INTERFACES = {
     ),
     'MLModelLoader': Interface(
         name='MLModelLoader', kind='interface', inherits=None,
-        ext=(('Exposed', 'Window'),),
-        exposed=('Window',), secure_context=False,
+        ext=(('SecureContext', None), ('Exposed', ('Window', 'Worker'))),
+        exposed=('Window', 'Worker'), secure_context=True,
         constructors=(
             O((
                 A('context', 'MLContext', T('MLContext')),

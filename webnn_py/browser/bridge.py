@@ -19,7 +19,7 @@ import traceback
 import js  # Pyodide's view of the JS global scope
 from pyodide.ffi import to_js
 
-from .. import api
+from .. import api, loader
 from ..base.errors import DOMException, NotSupportedError, describe, error_name
 from ..bindings import convert_arguments, set_platform_object_unwrapper
 
@@ -45,7 +45,8 @@ def install(unwrap_platform_object) -> None:
 
 
 def construct(interface: str, args):
-    return _outcome(lambda: getattr(api, interface)(*args))
+    # MLModelLoader lives in webnn_py.loader, which builds on api (never the reverse).
+    return _outcome(lambda: getattr(api if hasattr(api, interface) else loader, interface)(*args))
 
 
 def invoke(target, member: str, args):
@@ -96,6 +97,9 @@ def _to_js(value):
         buffer = js.ArrayBuffer.new(len(value))
         js.Uint8Array.new(buffer).assign(value)
         return buffer
+    if isinstance(value, (list, tuple)) and any(type(item).__module__.startswith("webnn_py.api") for item in value):
+        # sequence<MLOperand> (split, lstm, gru): a JS array of PyProxies, which the shim wraps one by one.
+        return to_js(value, create_pyproxies=True)
     if isinstance(value, (dict, list, tuple)):
         return to_js(value, dict_converter=js.Object.fromEntries, create_pyproxies=False)
     return value

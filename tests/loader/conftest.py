@@ -1,0 +1,24 @@
+"""Fixtures of the Model Loader tests: the real models, LiteRT reference runs,
+and a helper that loads and computes a model with webnn_py on the host."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def models_dir() -> Path:
+    sys.path.insert(0, str(REPO))
+    from tools.fetch_models import FetchError, fetch
+    try:
+        return fetch()
+    except FetchError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"cannot fetch the real models: {exc}")
+        pytest.skip(f"cannot fetch the real models: {exc}")

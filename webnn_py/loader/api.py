@@ -1,0 +1,175 @@
+"""The Model Loader API (../shared/spec/002, §2): MLModelLoader and MLModel.
+
+A loaded model is an ordinary MLGraph: the importer emits MLGraphBuilder calls,
+so models get the builder's validation and the same runtime. compute() is
+writeTensor / dispatch / readTensor on the model's context, so it is ordered on
+the context's timeline with everything else.
+
+Where the draft is loose or contradicts itself we chose (see idl/model_loader.idl):
+  * load() takes an ArrayBuffer or any view of one (the draft's IDL says
+    ArrayBuffer; its prose only says "from an ArrayBuffer"), and a second,
+    optional {signature: "key"} to pick a TFLite signature (default: the first);
+  * compute(inputs) takes a record by input name, or, when the model has one
+    input, that input's {data, dimensions} alone (§3 example 1);
+  * compute(inputs, outputs) (§3 example 3) fills the caller's output buffers
+    in place and resolves to undefined; `outputs` is a record by output name,
+    or one {data, dimensions} when the model has one output;
+  * results are {data, dimensions}, `data` a typed array of the output's type
+    (a 1-D numpy array on the host); with one output compute resolves to that
+    tensor, otherwise to a record by output name (§3, after example 3).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..api.builder import MLGraphBuilder
+from ..api.context import MLContext
+from ..api.idl import operation, register_interface
+from ..base.datatypes import DATA_TYPES
+from ..base.errors import InvalidStateError
+from ..bindings import convert, convert_dictionary, js_kind
+from . import tflite
+
+# TFLite tensor type name -> MLDataType (the draft's enum).
+_MODEL_DATA_TYPES = {
+    "FLOAT32": "float32", "FLOAT16": "float16", "FLOAT64": "float64", "INT64": "int64", "UINT64": "uint64",
+    "INT32": "int32", "UINT32": "uint32", "INT16": "int16", "UINT16": "uint16", "INT8": "int8",
+    "UINT8": "uint8", "BOOL": "bool",
+}
+
+
+class MLModelLoader:
+    @operation("MLModelLoader", "constructor")
+    def __init__(self, context: MLContext):
+        """new MLModelLoader(context)."""
+        if context._is_lost:
+            raise InvalidStateError("MLModelLoader: the context is lost")
+        self._context = context
+
+    async def load(self, model_buffer=None, options=None):
+        """load(modelBuffer): parse, translate into a graph, build it; resolves to an MLModel."""
+        started = time.perf_counter()
+        source = convert(model_buffer, "BufferSource", "load: modelBuffer")
+        signature = None
+        if options is not None and js_kind(options) not in ("undefined", "null"):
+            extra = convert(options, "record<DOMString, DOMString>", "load: options")
+            signature = extra.get("signature")
+        context = self._context
+        if context._is_lost:
+            raise InvalidStateError("load: the context is lost")
+        # The draft's modelFormat is a context option whose only value is "tflite".
+        data = source.to_bytes()
+        builder = MLGraphBuilder(context)
+        inputs, outputs, graph_outputs = tflite.translate(builder, data, signature)
+        graph = await builder.build(graph_outputs)
+        input_tensors = {}
+        for info in inputs:
+            input_tensors[info.graph_name] = await context.createTensor(
+                {"dataType": info.data_type, "shape": list(info.shape), "writable": True})
+        output_tensors = {}
+        for info in outputs:
+            output_tensors[info.graph_name] = await context.createTensor(
+                {"dataType": info.data_type, "shape": list(info.shape), "readable": True})
+        model = MLModel(context, graph, inputs, outputs, input_tensors, output_tensors)
+        model._load_seconds = time.perf_counter() - started
+        return model
+
+
+class MLModel:
+    def __init__(self, context, graph, inputs, outputs, input_tensors, output_tensors):
+        self._context = context
+        self._graph = graph
+        self._inputs = inputs
+        self._outputs = outputs
+        self._input_tensors = input_tensors
+        self._output_tensors = output_tensors
+
+    @operation("MLModel")
+    def inputs(self) -> list[dict]:
+        return [_info(i) for i in self._inputs]
+
+    @operation("MLModel")
+    def outputs(self) -> list[dict]:
+        return [_info(o) for o in self._outputs]
+
+    async def compute(self, inputs=None, outputs=None):
+        """compute(inputs) and compute(inputs, outputs); see the module docstring."""
+        if self._context._is_lost or self._graph._is_destroyed:
+            raise InvalidStateError("compute: the model's context is lost")
+        given = _tensors_by_name("inputs", inputs, self._inputs)
+        for info in self._inputs:
+            _check_tensor("compute", f"input {info.name!r}", given[info.name], info)
+        into = None
+        if outputs is not None and js_kind(outputs) != "undefined":
+            into = _tensors_by_name("outputs", outputs, self._outputs)
+            for info in self._outputs:
+                _check_tensor("compute", f"output {info.name!r}", into[info.name], info)
+
+        context = self._context
+        used = self._graph._input_descriptors
+        for info in self._inputs:
+            if info.graph_name in used:
+                context.writeTensor(self._input_tensors[info.graph_name], given[info.name]["data"].source)
+        context.dispatch(self._graph, {k: v for k, v in self._input_tensors.items() if k in used},
+                         self._output_tensors)
+        if into is not None:
+            pending = [context.readTensor(self._output_tensors[o.graph_name], into[o.name]["data"].source)
+                       for o in self._outputs]
+            for promise in pending:
+                await promise
+            return None
+        pending = [(o, context.readTensor(self._output_tensors[o.graph_name])) for o in self._outputs]
+        results = {}
+        for info, promise in pending:
+            data = np.frombuffer(bytes(await promise), dtype=DATA_TYPES[info.data_type].numpy).copy()
+            results[info.name] = {"data": data, "dimensions": list(info.shape)}
+        if len(results) == 1:
+            return next(iter(results.values()))
+        return results
+
+
+def _info(info) -> dict:
+    return {"name": info.name, "type": _MODEL_DATA_TYPES.get(info.tensor.type_name, "unknown"),
+            "dimensions": list(info.shape)}
+
+
+def _tensors_by_name(what: str, value, infos) -> dict:
+    """A record<DOMString, MLModelTensor>, or one MLModelTensor when there is one tensor."""
+    if len(infos) == 1:
+        try:
+            single = convert_dictionary("MLModelTensor", value, f"compute: {what}")
+        except TypeError:
+            single = None
+        if single is not None:
+            return {infos[0].name: single}
+    record = convert(value, "record<DOMString, MLModelTensor>", f"compute: {what}")
+    names = [i.name for i in infos]
+    for name in record:
+        if name not in names:
+            raise TypeError(f"compute: the model has no {what[:-1]} named {name!r} (it has {', '.join(names)})")
+    for name in names:
+        if name not in record:
+            raise TypeError(f"compute: {what} lacks {name!r}")
+    return record
+
+
+def _check_tensor(method: str, what: str, tensor: dict, info) -> None:
+    dims = list(tensor["dimensions"])
+    if dims != list(info.shape):
+        raise TypeError(f"{method}: {what} has dimensions {dims}, the model expects {list(info.shape)}")
+    data = tensor["data"]
+    dt = DATA_TYPES[info.data_type]
+    allowed = {dt.view_type} | ({"Uint16Array"} if info.data_type == "float16" else set())
+    if data.element_type not in allowed:
+        raise TypeError(f"{method}: {what} is a {data.element_type}, the model's {info.data_type} data "
+                        f"needs a {dt.view_type}")
+    expected = int(np.prod(info.shape, dtype=np.int64)) * dt.byte_size
+    if data.byte_length != expected:
+        raise TypeError(f"{method}: {what} holds {data.byte_length} bytes, {list(info.shape)} {info.data_type} "
+                        f"needs {expected}")
+
+
+register_interface("MLModelLoader", MLModelLoader)
+register_interface("MLModel", MLModel)

@@ -1,0 +1,64 @@
+"""The TFLite importer: a bounds-checked flatbuffer reader (flatbuffer.py), the
+schema subset (schema.py), and one translation function per operator
+(ops_*.py), which emit ordinary MLGraphBuilder calls (importer.py)."""
+from __future__ import annotations
+
+from ...base.errors import DataError, NotSupportedError
+from . import ops_conv, ops_elementwise, ops_pool_resize, ops_quant, ops_shape
+from .importer import Importer, IOInfo
+from .schema import Model, parse
+
+TRANSLATORS: dict = {}
+for _module in (ops_conv, ops_elementwise, ops_pool_resize, ops_quant, ops_shape):
+    TRANSLATORS.update(_module.TRANSLATORS)
+
+
+def select(model: Model, signature: str | None):
+    """(subgraph, {input tensor index: name}, {output tensor index: name}) of the
+    signature asked for; by default the first signature, or the first subgraph
+    with its tensors' names when the model has no signatures."""
+    if signature is not None or model.signatures:
+        if signature is None:
+            chosen = model.signatures[0]
+        else:
+            matches = [s for s in model.signatures if s.key == signature]
+            if not matches:
+                keys = ", ".join(repr(s.key) for s in model.signatures) or "none"
+                raise NotSupportedError(f"load: the model has no signature {signature!r} (it has {keys})")
+            chosen = matches[0]
+        graph = model.subgraphs[chosen.subgraph]
+        return graph, {i: n for n, i in chosen.inputs.items()}, {i: n for n, i in chosen.outputs.items()}
+    graph = model.subgraphs[0]
+    return graph, _names(graph, graph.inputs), _names(graph, graph.outputs)
+
+
+def _names(graph, indices) -> dict[int, str]:
+    out: dict[int, str] = {}
+    used: set[str] = set()
+    for i in indices:
+        if i in out:
+            continue
+        name = graph.tensors[i].name
+        if name in used:
+            name = f"{name}:{i}"
+        used.add(name)
+        out[i] = name
+    return out
+
+
+def translate(builder, data: bytes, signature: str | None = None):
+    """Parse `data` and emit its graph into `builder`.
+
+    Returns (inputs, outputs, graph_outputs): IOInfo lists and the operands to build."""
+    model = parse(data)
+    graph, input_names, output_names = select(model, signature)
+    if not output_names:
+        raise DataError("load: the model has no outputs")
+    importer = Importer(builder, model, graph)
+    try:
+        return importer.run(input_names, output_names, TRANSLATORS)
+    except TypeError as exc:
+        # A builder method rejected what an operator asked for: the model's
+        # shapes or attributes are inconsistent (or beyond what WebNN expresses).
+        where = (f"operator {importer.op.index} ({importer.op.opcode.name})" if importer.op else "the model")
+        raise DataError(f"load: {where}: {exc}") from None
