@@ -89,7 +89,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return
             generated = wrappers.generate(path, self.root, self.settings)
             if generated is not None:
-                self._send(200, generated[0], generated[1])
+                # Like wptserve's wrapper handlers: the source file's `.headers` (and
+                # its folder's `__dir__.headers`) apply to every page and worker script
+                # generated from it, e.g. the COOP/COEP pair a test needs for
+                # SharedArrayBuffer. The generated resource keeps its own Content-Type.
+                source = self.root / wrappers.route(path)[0].lstrip("/")
+                extra = [(n, v) for n, v in self._file_headers(source) if n.lower() != "content-type"]
+                self._send(200, generated[0], generated[1], extra=extra)
                 return
             if path == "/favicon.ico":
                 self._send(204, b"", "image/x-icon")   # browsers ask for it; a 404 would be console noise
@@ -146,14 +152,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = self._inject_into_page(body)
         elif target.suffix == ".js" and destination in WORKER_DESTINATIONS and self.settings.inject_polyfill:
             body = self._inject_into_worker(body)
-        headers = []
-        for candidate in (target.parent / "__dir__.headers", target.with_name(target.name + ".headers")):
-            if candidate.is_file():
-                headers += parse_headers_file(candidate)
+        headers = self._file_headers(target)
         if any(name.lower() == "content-type" for name, _ in headers):
             kind = next(value for name, value in headers if name.lower() == "content-type")
             headers = [(n, v) for n, v in headers if n.lower() != "content-type"]
         self._send(200, body, kind, extra=headers)
+
+    @staticmethod
+    def _file_headers(target: Path) -> list[tuple[str, str]]:
+        """The extra response headers WPT declares for `target`: its folder's
+        `__dir__.headers`, then its own `<name>.headers`."""
+        headers = []
+        for candidate in (target.parent / "__dir__.headers", target.with_name(target.name + ".headers")):
+            if candidate.is_file():
+                headers += parse_headers_file(candidate)
+        return headers
 
     def _inject_into_page(self, body: bytes) -> bytes:
         tags = f'<script src="{self.settings.hook_url()}"></script>'

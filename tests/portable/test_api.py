@@ -225,6 +225,30 @@ async def test_build_steps():
     await rejects(builder.build({"y": x}), InvalidStateError)                         # step 2
 
 
+async def test_operator_outputs_beyond_the_tensor_limits_are_refused():
+    # An operator may turn valid operands into an output no tensor can hold:
+    # the builder method throws then, naming the operator and its label.
+    context = await webnn_py.ml.createContext()
+    limits = context.opSupportLimits()
+    max_bytes = limits["maxTensorByteLength"]
+    builder = MLGraphBuilder(context)
+    # One byte per element in, eight out: 1/4 of the limit in becomes twice the limit out.
+    small = builder.input("x", {"dataType": "int8", "shape": [max_bytes // 4]})
+    with raises(TypeError, match=r"^\[widen\] cast: .*byte length"):
+        builder.cast(small, "int64", {"label": "widen"})
+    assert builder.cast(small, "int32").shape == [max_bytes // 4]     # exactly the limit's size: fine
+    x = builder.input("y", {"dataType": "float32", "shape": [2]})
+    with raises(TypeError, match=r"^\[wide\] expand: .*byte length"):
+        builder.expand(x, [1, max_bytes // 4, 2], {"label": "wide"})
+    max_rank = limits["input"]["rankRange"]["max"]
+    with raises(TypeError, match=r"^expand: .*rank"):
+        builder.expand(x, [1] * max_rank + [2])
+    assert builder.expand(x, [1] * (max_rank - 1) + [2]).shape == [1] * (max_rank - 1) + [2]
+    # The builder is still usable afterwards.
+    graph = await builder.build({"out": builder.add(x, x)})
+    assert sorted(graph._input_descriptors) == ["y"]
+
+
 async def test_lost_context_fails_everything_queued_and_later():
     context = await webnn_py.ml.createContext()
     builder = MLGraphBuilder(context)

@@ -89,6 +89,29 @@ def test_server_wrappers_and_injection(tree):
             fetch(server.url + "/../etc/passwd")
 
 
+def test_generated_wrappers_carry_the_source_files_headers(tree):
+    # WPT's x.any.js.headers (e.g. COOP/COEP for SharedArrayBuffer) applies to the
+    # pages and worker scripts generated from x.any.js, after __dir__.headers.
+    (tree / "d" / "x.any.js.headers").write_text(
+        "Cross-Origin-Opener-Policy: same-origin\nCross-Origin-Embedder-Policy: require-corp\n"
+        "Content-Type: text/plain\n")
+    (tree / "d" / "__dir__.headers").write_text("X-Dir: 1\n")
+    with WptServer(tree, wrappers.Settings(polyfill_url="/p.js")) as server:
+        for path in ("/d/x.any.html?cpu", "/d/x.any.worker.html", "/d/x.any.worker.js?cpu"):
+            _, headers = fetch(server.url + path)
+            assert headers["Cross-Origin-Embedder-Policy"] == "require-corp", path
+            assert headers["Cross-Origin-Opener-Policy"] == "same-origin", path
+            assert headers["X-Dir"] == "1", path
+            assert not headers["Content-Type"].startswith("text/plain"), path   # the wrapper keeps its own type
+        _, headers = fetch(server.url + "/d/x.any.js")        # the source file itself, as before
+        assert headers["Content-Type"] == "text/plain" and headers["X-Dir"] == "1"
+    (tree / "d" / "x.any.js.headers").unlink()
+    (tree / "d" / "__dir__.headers").unlink()
+    with WptServer(tree, wrappers.Settings(polyfill_url="/p.js")) as server:
+        _, headers = fetch(server.url + "/d/x.any.html")
+        assert "Cross-Origin-Embedder-Policy" not in headers
+
+
 def test_expectations_matching(tmp_path):
     path = tmp_path / "e.json"
     path.write_text(json.dumps({"/a.html": {"status": ["OK", "TIMEOUT"], "subtests": {"s1": "FAIL", "s*": "NOTRUN"}},
