@@ -819,7 +819,7 @@ def test_idl_parses_with_webidl2():
     report = json.loads(result.stdout)
     assert report["errors"] == []
     counts = dict(zip([p.name for p in IDL_FILES], report["counts"]))
-    assert counts["webnn.idl"] > 100 and counts["extensions.idl"] == 0
+    assert counts["webnn.idl"] > 100 and counts["extensions.idl"] > 0
 
 
 def spec_idl_index() -> str:

@@ -18,6 +18,7 @@ def _rows(text: str, columns: int) -> list[str]:
     return ["|".join(line.split("|")[:columns + 1]) for line in body.splitlines() if line.startswith("| `")]
 
 
+
 def test_readme_operator_table_is_current(request):
     from tests.ops.conftest import COVERAGE
 

@@ -3306,6 +3306,61 @@ const WEBNN_IDL_METADATA = {
               "returnType": "MLOperand"
             }
           ]
+        },
+        {
+          "name": "loop",
+          "static": false,
+          "length": 6,
+          "overloads": [
+            {
+              "arguments": [
+                {
+                  "name": "tripCount",
+                  "type": "MLOperand",
+                  "optional": false,
+                  "variadic": false
+                },
+                {
+                  "name": "executionCondition",
+                  "type": "MLOperand",
+                  "optional": false,
+                  "variadic": false
+                },
+                {
+                  "name": "body",
+                  "type": "MLGraph",
+                  "optional": false,
+                  "variadic": false
+                },
+                {
+                  "name": "conditionOutput",
+                  "type": "USVString",
+                  "optional": false,
+                  "variadic": false
+                },
+                {
+                  "name": "inputs",
+                  "type": "sequence<MLLoopInput>",
+                  "optional": false,
+                  "variadic": false
+                },
+                {
+                  "name": "outputs",
+                  "type": "sequence<MLLoopOutput>",
+                  "optional": false,
+                  "variadic": false
+                },
+                {
+                  "name": "options",
+                  "type": "MLLoopOptions",
+                  "optional": true,
+                  "variadic": false,
+                  "default": {}
+                }
+              ],
+              "returnType": "sequence<MLOperand>"
+            }
+          ]
         }
       ],
       "attributes": []
@@ -3902,6 +3957,12 @@ const WEBNN_IDL_METADATA = {
         {
           "name": "logicalXor",
           "type": "MLBinarySupportLimits",
+          "required": false,
+          "declaredIn": "MLOpSupportLimits"
+        },
+        {
+          "name": "loop",
+          "type": "MLLoopSupportLimits",
           "required": false,
           "declaredIn": "MLOpSupportLimits"
         },
@@ -5838,6 +5899,124 @@ const WEBNN_IDL_METADATA = {
           "type": "MLTensorLimits",
           "required": false,
           "declaredIn": "MLWhereSupportLimits"
+        }
+      ]
+    },
+    "MLLoopInput": {
+      "inherits": null,
+      "members": [
+        {
+          "name": "axis",
+          "type": "long",
+          "required": false,
+          "declaredIn": "MLLoopInput"
+        },
+        {
+          "name": "bodyInput",
+          "type": "USVString",
+          "required": true,
+          "declaredIn": "MLLoopInput"
+        },
+        {
+          "name": "value",
+          "type": "MLOperand",
+          "required": true,
+          "declaredIn": "MLLoopInput"
+        }
+      ]
+    },
+    "MLLoopOutput": {
+      "inherits": null,
+      "members": [
+        {
+          "name": "axis",
+          "type": "long",
+          "required": false,
+          "declaredIn": "MLLoopOutput"
+        },
+        {
+          "name": "bodyOutput",
+          "type": "USVString",
+          "required": true,
+          "declaredIn": "MLLoopOutput"
+        }
+      ]
+    },
+    "MLLoopBackEdge": {
+      "inherits": null,
+      "members": [
+        {
+          "name": "from",
+          "type": "USVString",
+          "required": true,
+          "declaredIn": "MLLoopBackEdge"
+        },
+        {
+          "name": "to",
+          "type": "USVString",
+          "required": true,
+          "declaredIn": "MLLoopBackEdge"
+        }
+      ]
+    },
+    "MLLoopOptions": {
+      "inherits": "MLOperatorOptions",
+      "members": [
+        {
+          "name": "label",
+          "type": "USVString",
+          "required": false,
+          "declaredIn": "MLOperatorOptions",
+          "default": ""
+        },
+        {
+          "name": "backEdges",
+          "type": "sequence<MLLoopBackEdge>",
+          "required": false,
+          "declaredIn": "MLLoopOptions",
+          "default": []
+        },
+        {
+          "name": "currentIteration",
+          "type": "USVString",
+          "required": false,
+          "declaredIn": "MLLoopOptions"
+        },
+        {
+          "name": "maxIterations",
+          "type": "[EnforceRange] unsigned long",
+          "required": false,
+          "declaredIn": "MLLoopOptions",
+          "default": 1000000
+        }
+      ]
+    },
+    "MLLoopSupportLimits": {
+      "inherits": null,
+      "members": [
+        {
+          "name": "executionCondition",
+          "type": "MLTensorLimits",
+          "required": false,
+          "declaredIn": "MLLoopSupportLimits"
+        },
+        {
+          "name": "inputs",
+          "type": "MLTensorLimits",
+          "required": false,
+          "declaredIn": "MLLoopSupportLimits"
+        },
+        {
+          "name": "outputs",
+          "type": "MLTensorLimits",
+          "required": false,
+          "declaredIn": "MLLoopSupportLimits"
+        },
+        {
+          "name": "tripCount",
+          "type": "MLTensorLimits",
+          "required": false,
+          "declaredIn": "MLLoopSupportLimits"
         }
       ]
     },

@@ -169,6 +169,22 @@ class _NodeRecorder(BuildContext):
             self.fail("an operand was created by another MLGraphBuilder")
         return operand._value.descriptor
 
+    # For control-flow operators (ops/loop.py): the operand's constant data, or None.
+    def constant_value(self, operand: MLOperand):
+        self.descriptor(operand)
+        return operand._value.constant
+
+    # A body MLGraph as ops see it: (input descriptors, output descriptors, an
+    # opaque runtime.loop.LoopBody holding its compiled plan).
+    def subgraph(self, name: str, graph):
+        if not isinstance(graph, MLGraph) or graph._context is not self.builder._context:
+            self.fail(f"{name} is not an MLGraph of this builder's context")
+        if graph._is_destroyed or graph._implementation is None:
+            self.fail(f"{name} has been destroyed")
+        from ..runtime.loop import LoopBody
+        return (dict(graph._input_descriptors), dict(graph._output_descriptors),
+                LoopBody(graph._implementation))
+
     def emit(self, inputs, outputs, attributes=None, kind=None) -> list[MLOperand]:
         # "Connect": a node whose inputs are the operands' values and whose
         # outputs are new values, each wrapped in a new MLOperand.

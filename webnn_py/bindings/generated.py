@@ -122,6 +122,7 @@ DICTIONARIES = {
         M('logicalNot', 'MLLogicalNotSupportLimits', T('MLLogicalNotSupportLimits'), declared_in='MLOpSupportLimits'),
         M('logicalOr', 'MLBinarySupportLimits', T('MLBinarySupportLimits'), declared_in='MLOpSupportLimits'),
         M('logicalXor', 'MLBinarySupportLimits', T('MLBinarySupportLimits'), declared_in='MLOpSupportLimits'),
+        M('loop', 'MLLoopSupportLimits', T('MLLoopSupportLimits'), declared_in='MLOpSupportLimits'),
         M('lstm', 'MLLstmSupportLimits', T('MLLstmSupportLimits'), declared_in='MLOpSupportLimits'),
         M('lstmCell', 'MLLstmCellSupportLimits', T('MLLstmCellSupportLimits'), declared_in='MLOpSupportLimits'),
         M('matmul', 'MLBinarySupportLimits', T('MLBinarySupportLimits'), declared_in='MLOpSupportLimits'),
@@ -491,6 +492,31 @@ DICTIONARIES = {
         M('falseValue', 'MLTensorLimits', T('MLTensorLimits'), declared_in='MLWhereSupportLimits'),
         M('output', 'MLTensorLimits', T('MLTensorLimits'), declared_in='MLWhereSupportLimits'),
         M('trueValue', 'MLTensorLimits', T('MLTensorLimits'), declared_in='MLWhereSupportLimits'),
+    )),
+    'MLLoopInput': Dictionary('MLLoopInput', None, (
+        M('axis', 'long', T('long'), declared_in='MLLoopInput'),
+        M('bodyInput', 'USVString', T('USVString'), required=True, declared_in='MLLoopInput'),
+        M('value', 'MLOperand', T('MLOperand'), required=True, declared_in='MLLoopInput'),
+    )),
+    'MLLoopOutput': Dictionary('MLLoopOutput', None, (
+        M('axis', 'long', T('long'), declared_in='MLLoopOutput'),
+        M('bodyOutput', 'USVString', T('USVString'), required=True, declared_in='MLLoopOutput'),
+    )),
+    'MLLoopBackEdge': Dictionary('MLLoopBackEdge', None, (
+        M('from', 'USVString', T('USVString'), required=True, declared_in='MLLoopBackEdge'),
+        M('to', 'USVString', T('USVString'), required=True, declared_in='MLLoopBackEdge'),
+    )),
+    'MLLoopOptions': Dictionary('MLLoopOptions', 'MLOperatorOptions', (
+        M('label', 'USVString', T('USVString'), default='', declared_in='MLOperatorOptions'),
+        M('backEdges', 'sequence<MLLoopBackEdge>', T('sequence', (T('MLLoopBackEdge'),)), default=[], declared_in='MLLoopOptions'),
+        M('currentIteration', 'USVString', T('USVString'), declared_in='MLLoopOptions'),
+        M('maxIterations', '[EnforceRange] unsigned long', T('unsigned long', ext=('EnforceRange',)), default=1000000, declared_in='MLLoopOptions'),
+    )),
+    'MLLoopSupportLimits': Dictionary('MLLoopSupportLimits', None, (
+        M('executionCondition', 'MLTensorLimits', T('MLTensorLimits'), declared_in='MLLoopSupportLimits'),
+        M('inputs', 'MLTensorLimits', T('MLTensorLimits'), declared_in='MLLoopSupportLimits'),
+        M('outputs', 'MLTensorLimits', T('MLTensorLimits'), declared_in='MLLoopSupportLimits'),
+        M('tripCount', 'MLTensorLimits', T('MLTensorLimits'), declared_in='MLLoopSupportLimits'),
     )),
     'MLModelTensor': Dictionary('MLModelTensor', None, (
         M('data', 'ArrayBufferView', T('ArrayBufferView'), required=True, declared_in='MLModelTensor'),
@@ -1301,6 +1327,17 @@ INTERFACES = {
                     A('falseValue', 'MLOperand', T('MLOperand')),
                     A('options', 'MLOperatorOptions', T('MLOperatorOptions'), optional=True, default={}),
                 ), return_type='MLOperand'),
+            ),
+            'loop': (
+                O((
+                    A('tripCount', 'MLOperand', T('MLOperand')),
+                    A('executionCondition', 'MLOperand', T('MLOperand')),
+                    A('body', 'MLGraph', T('MLGraph')),
+                    A('conditionOutput', 'USVString', T('USVString')),
+                    A('inputs', 'sequence<MLLoopInput>', T('sequence', (T('MLLoopInput'),))),
+                    A('outputs', 'sequence<MLLoopOutput>', T('sequence', (T('MLLoopOutput'),))),
+                    A('options', 'MLLoopOptions', T('MLLoopOptions'), optional=True, default={}),
+                ), return_type='sequence<MLOperand>'),
             ),
         },
         attributes=(),
