@@ -19,9 +19,6 @@
   "use strict";
 
   const IDL = WEBNN_IDL_METADATA;  // eslint-disable-line no-undef
-  // Interfaces of the IDL that webnn_py does not implement yet: not exposed at
-  // all rather than exposed broken.
-  const NOT_YET_IMPLEMENTED = new Set([]);
   const config = Object.assign({}, global.webnnPolyfillConfig || {});
   const isWindow = typeof global.document !== "undefined";
   const globalKind = isWindow ? "Window" : "Worker";
@@ -50,11 +47,19 @@
     const indexURL = runtimeConfig.source === "cdn" ? runtimeConfig.indexURL : pyodideURL;
     const loadPyodide = await pyodideLoader(indexURL);
     const pyodide = await loadPyodide({ indexURL, fullStdLib: false });
+    // loadPackage() reports a package that fails to load (a missing file, a
+    // sha256 mismatch) through errorCallback rather than by rejecting: collect
+    // those and fail the boot with them, instead of a later "No module named".
+    const failures = [];
+    const report = { errorCallback: (message) => failures.push(message), messageCallback: () => {} };
     if (runtimeConfig.source === "cdn") {
-      await pyodide.loadPackage("numpy");
-      await pyodide.loadPackage(pyodideURL + runtimeConfig.wheel);
+      await pyodide.loadPackage("numpy", report);
+      await pyodide.loadPackage(pyodideURL + runtimeConfig.wheel, report);
     } else {
-      await pyodide.loadPackage(["numpy", "webnn-py"]);
+      await pyodide.loadPackage(["numpy", "webnn-py"], report);
+    }
+    if (failures.length) {
+      throw new DOMException(`webnn-py: the Python runtime did not load: ${failures.join("; ")}`, "NotSupportedError");
     }
     if (config.debug) pyodide.setDebug(true);
     bridge = pyodide.pyimport("webnn_py.browser.bridge");
@@ -264,7 +269,7 @@
 
   // Parents first, so prototype chains can be linked.
   const pending = Object.values(IDL.interfaces).filter(
-    (meta) => !NOT_YET_IMPLEMENTED.has(meta.name) && meta.exposed.some((g) => g === globalKind || g === "*"));
+    (meta) => meta.exposed.some((g) => g === globalKind || g === "*"));
   while (pending.length) {
     const index = pending.findIndex((meta) => !meta.inherits || interfaces[meta.inherits]);
     const [meta] = pending.splice(index, 1);
