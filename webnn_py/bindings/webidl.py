@@ -860,9 +860,18 @@ _JS_BUFFER_INFO_SOURCE = r"""
   const abLength = getter(ArrayBuffer.prototype, "byteLength");
   const abResizable = getter(ArrayBuffer.prototype, "resizable");
   const abDetached = getter(ArrayBuffer.prototype, "detached");
-  const hasSAB = typeof SharedArrayBuffer === "function";
-  const sabLength = hasSAB ? getter(SharedArrayBuffer.prototype, "byteLength") : undefined;
-  const sabGrowable = hasSAB ? getter(SharedArrayBuffer.prototype, "growable") : undefined;
+  // Pages that are not cross-origin isolated have no SharedArrayBuffer global,
+  // yet shared wasm memory still hands out shared buffers: find the prototype
+  // through one of those when the global is missing.
+  let sabProto = typeof SharedArrayBuffer === "function" ? SharedArrayBuffer.prototype : undefined;
+  if (!sabProto && typeof WebAssembly === "object") {
+    try {
+      sabProto = Object.getPrototypeOf(new WebAssembly.Memory({ initial: 0, maximum: 0, shared: true }).buffer);
+    } catch (e) { /* no shared memory at all */ }
+  }
+  const hasSAB = sabProto !== undefined;
+  const sabLength = hasSAB ? getter(sabProto, "byteLength") : undefined;
+  const sabGrowable = hasSAB ? getter(sabProto, "growable") : undefined;
   const brand = (get, v) => { try { get.call(v); return true; } catch (e) { return false; } };
   const isDetached = (b) => {
     if (abDetached) return abDetached.call(b);
