@@ -11,7 +11,9 @@
 //   self.webnnPolyfillConfig = {
 //     baseURL:  where webnn-polyfill.js and pyodide/ are served (default: this script's URL),
 //     pyodideURL: the Pyodide runtime folder (default: baseURL + "pyodide/"),
-//     keepNative: true to leave a native navigator.ml alone,
+//     keepNative: true to leave a native navigator.ml alone (for browsers whose own
+//                 WebNN works; by default an existing native one is replaced, since
+//                 e.g. Debian Chromium's flagged navigator.ml cannot create a context),
 //     lazy: true to boot Python at the first createContext() rather than at once,
 //     debug: true for Pyodide's debug mode (clearer errors, slower),
 //   };
