@@ -12,7 +12,6 @@ cross-origin isolated ones included, can include the script.
 from __future__ import annotations
 
 import argparse
-import functools
 import http.server
 import mimetypes
 import os

@@ -39,6 +39,65 @@ def torch_ref(fn, *arrays, dtype=None):
     return out.numpy() if dtype is None else out.numpy().astype(dtype)
 
 
+TYPE_IDS = lambda d: np.dtype(d).name  # noqa: E731  (pytest ids for data-type parameters)
+
+
+def builder_and_operands(**descriptors):
+    """A fresh builder and graph inputs named by keyword, each given as (dataType, shape),
+    for tests that only build (validation and shape inference)."""
+    import webnn_py
+
+    async def make():
+        context = await webnn_py.ml.createContext()
+        builder = webnn_py.MLGraphBuilder(context)
+        return builder, {name: builder.input(name, {"dataType": dt, "shape": list(shape)})
+                         for name, (dt, shape) in descriptors.items()}
+    return asyncio.run(make())
+
+
+# -- bit-exact references for data-movement operators ---------------------------------------------
+# torch runs on the bit patterns viewed as a torch integer type of the same width
+# (torch lacks uint32/uint64 kernels), so every data type is checked bit for bit.
+
+_TORCH_VIEW = {np.dtype(np.float32): np.int32, np.dtype(np.float16): np.int16, np.dtype(np.int32): np.int32,
+               np.dtype(np.uint32): np.int32, np.dtype(np.int64): np.int64, np.dtype(np.uint64): np.int64,
+               np.dtype(np.int8): np.int8, np.dtype(np.uint8): np.uint8}
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def random_bits(shape, dtype, rng):
+    """An array of `dtype` whose elements are uniformly random bit patterns."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    return rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8).view(dtype).reshape(shape)
+
+
+def to_torch(array):
+    array = np.array(array, order="C")  # (np.ascontiguousarray would make rank 0 rank 1)
+    return torch.from_numpy(array.view(_TORCH_VIEW[array.dtype]).copy())
+
+
+def from_torch(tensor, dtype):
+    return tensor.contiguous().numpy().view(np.dtype(dtype))
+
+
+def torch_bits(fn, *arrays):
+    """Apply a data-movement torch function to the arrays' bit patterns."""
+    out = fn(*[to_torch(a) for a in arrays])
+    if isinstance(out, (list, tuple)):
+        return [from_torch(o, arrays[0].dtype) for o in out]
+    return from_torch(out, arrays[0].dtype)
+
+
+def assert_bits(actual, expected, what=""):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    as_uint = _UINT[actual.dtype.itemsize]
+    diff = np.array(actual, order="C").view(as_uint) != np.array(expected, order="C").view(as_uint)
+    assert not diff.any(), f"{what}: bits differ at {np.argwhere(diff)[:5].tolist()}"
+
+
 # -- which operator ran with which data type, in passing tests -----------------------------------
 # tests/test_op_table.py turns this into the README's operator table (tools/gen_op_table.py).
 

@@ -12,47 +12,11 @@ import pytest
 import webnn_py
 from webnn_py import MLGraphBuilder
 
-from .conftest import ALL_TYPES, run, torch
-TYPE_IDS = lambda d: np.dtype(d).name  # noqa: E731
-
-# Data movement is checked bit for bit: torch runs on the bit patterns viewed as
-# a torch integer type of the same width (torch lacks uint32/uint64 kernels).
-_TORCH_VIEW = {np.dtype(np.float32): np.int32, np.dtype(np.float16): np.int16, np.dtype(np.int32): np.int32,
-               np.dtype(np.uint32): np.int32, np.dtype(np.int64): np.int64, np.dtype(np.uint64): np.int64,
-               np.dtype(np.int8): np.int8, np.dtype(np.uint8): np.uint8}
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def random_bits(shape, dtype, rng):
-    """An array of `dtype` whose elements are uniformly random bit patterns."""
-    dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
-    return rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8).view(dtype).reshape(shape)
-
-
-def torch_bits(fn, *arrays):
-    tensors = [torch.from_numpy(np.array(a, order="C").view(_TORCH_VIEW[a.dtype]).copy()) for a in arrays]
-    return fn(*tensors).contiguous().numpy().view(arrays[0].dtype)
-
-
-def assert_bits(actual, expected, what=""):
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    as_uint = _UINT[actual.dtype.itemsize]
-    diff = np.array(actual, order="C").view(as_uint) != np.array(expected, order="C").view(as_uint)
-    assert not diff.any(), f"{what}: bits differ at {np.argwhere(diff)[:5].tolist()}"
-
-
+from .conftest import (ALL_TYPES, TYPE_IDS, assert_bits, builder_and_operands, random_bits, run,
+                       torch, torch_bits)
 def build_only(fn, **descs):
     """Call fn(builder, operands) on graph inputs with the given (dataType, shape)s."""
-    async def go():
-        context = await webnn_py.ml.createContext()
-        builder = MLGraphBuilder(context)
-        operands = {name: builder.input(name, {"dataType": dt, "shape": list(shape)})
-                    for name, (dt, shape) in descs.items()}
-        return fn(builder, operands)
-    return asyncio.run(go())
+    return fn(*builder_and_operands(**descs))
 
 
 INDEX_TYPES = [np.int32, np.uint32, np.int64]

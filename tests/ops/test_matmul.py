@@ -8,7 +8,7 @@ import pytest
 import webnn_py
 from tests.portable.expect import assert_close
 
-from .conftest import FLOAT_TYPES, random_array, run, torch
+from .conftest import FLOAT_TYPES, builder_and_operands, random_array, run, torch
 
 DTYPE_IDS = {"ids": lambda d: np.dtype(d).name}
 
@@ -119,15 +119,6 @@ def test_gemm_alpha_is_cast_to_float16():
 
 
 # -- validation ----------------------------------------------------------------------------
-
-def builder_and_operands(**descriptors):
-    async def make():
-        context = await webnn_py.ml.createContext()
-        builder = webnn_py.MLGraphBuilder(context)
-        return builder, {name: builder.input(name, {"dataType": dt, "shape": list(shape)})
-                         for name, (dt, shape) in descriptors.items()}
-    return asyncio.run(make())
-
 
 MATMUL_ERRORS = [
     ({"a": ("int32", (2, 2)), "b": ("int32", (2, 2))}, r"matmul: a has data type int32"),

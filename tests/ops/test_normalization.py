@@ -9,7 +9,7 @@ import pytest
 import webnn_py
 from tests.portable.expect import assert_close
 
-from .conftest import FLOAT_TYPES, random_array, run, torch
+from .conftest import FLOAT_TYPES, builder_and_operands, random_array, run, torch
 
 F = torch.nn.functional
 DTYPE_IDS = {"ids": lambda d: np.dtype(d).name}
@@ -185,15 +185,6 @@ def test_layer_normalization_matches_torch_layer_norm(dtype, rng):
 
 
 # -- validation ----------------------------------------------------------------------------
-
-def builder_and_operands(**descriptors):
-    async def make():
-        context = await webnn_py.ml.createContext()
-        builder = webnn_py.MLGraphBuilder(context)
-        return builder, {name: builder.input(name, {"dataType": dt, "shape": list(shape)})
-                         for name, (dt, shape) in descriptors.items()}
-    return asyncio.run(make())
-
 
 def f32(*shape):
     return ("float32", shape)

@@ -11,7 +11,7 @@ import pytest
 import webnn_py
 from tests.portable.expect import assert_close
 
-from .conftest import FLOAT_TYPES, random_array, run, torch
+from .conftest import FLOAT_TYPES, builder_and_operands, random_array, run, torch
 
 QUANTIZED_TYPES = [np.uint8, np.int8, np.uint32, np.int32]
 IDS = {"ids": lambda d: np.dtype(d).name}
@@ -153,15 +153,6 @@ def test_against_torch_per_tensor(dtype, rng):
 
 
 # -- validation ----------------------------------------------------------------------------
-
-def builder_and_operands(**descriptors):
-    async def make():
-        context = await webnn_py.ml.createContext()
-        builder = webnn_py.MLGraphBuilder(context)
-        return builder, {name: builder.input(name, {"dataType": dt, "shape": list(shape)})
-                         for name, (dt, shape) in descriptors.items()}
-    return asyncio.run(make())
-
 
 DEQUANTIZE_ERRORS = [
     (("float32", (4,)), ("float32", (4,)), ("uint8", (4,)), r"input has data type float32"),

@@ -15,50 +15,7 @@ import pytest
 import webnn_py
 from webnn_py import MLGraphBuilder
 
-from .conftest import ALL_TYPES, run, torch
-
-TYPE_IDS = lambda d: np.dtype(d).name  # noqa: E731
-
-# The torch type with the same element width that torch supports in every op used here.
-_TORCH_VIEW = {np.dtype(np.float32): np.int32, np.dtype(np.float16): np.int16, np.dtype(np.int32): np.int32,
-               np.dtype(np.uint32): np.int32, np.dtype(np.int64): np.int64, np.dtype(np.uint64): np.int64,
-               np.dtype(np.int8): np.int8, np.dtype(np.uint8): np.uint8}
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def random_bits(shape, dtype, rng):
-    """An array of `dtype` whose elements are uniformly random bit patterns."""
-    dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
-    raw = rng.integers(0, 256, size=count * dtype.itemsize, dtype=np.uint8)
-    return raw.view(dtype).reshape(shape)
-
-
-def to_torch(array):
-    array = np.array(array, order="C")  # (np.ascontiguousarray would make rank 0 rank 1)
-    return torch.from_numpy(array.view(_TORCH_VIEW[array.dtype]).copy())
-
-
-def from_torch(tensor, dtype):
-    return tensor.contiguous().numpy().view(np.dtype(dtype))
-
-
-def torch_bits(fn, *arrays):
-    """Apply a data-movement torch function to the arrays' bit patterns."""
-    out = fn(*[to_torch(a) for a in arrays])
-    if isinstance(out, (list, tuple)):
-        return [from_torch(o, arrays[0].dtype) for o in out]
-    return from_torch(out, arrays[0].dtype)
-
-
-def assert_bits(actual, expected, what=""):
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    as_uint = _UINT[actual.dtype.itemsize]
-    diff = np.array(actual, order="C").view(as_uint) != np.array(expected, order="C").view(as_uint)
-    assert not diff.any(), f"{what}: bits differ at {np.argwhere(diff)[:5].tolist()}"
-
+from .conftest import ALL_TYPES, TYPE_IDS, assert_bits, random_bits, run, torch, torch_bits
 
 @pytest.fixture
 def rng():
