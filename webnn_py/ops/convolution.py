@@ -49,6 +49,43 @@ def check_rank_then_type(ctx: BuildContext, name: str, operand, limits: TensorLi
     return desc
 
 
+def split_layout(shape, layout: str) -> tuple[int, int, int, int]:
+    """(batches, channels, height, width) of a 4-D shape in `layout` ("nchw" or "nhwc")."""
+    if layout == "nchw":
+        return tuple(shape)
+    batches, height, width, channels = shape
+    return batches, channels, height, width
+
+
+def join_layout(batches: int, channels: int, height: int, width: int, layout: str) -> tuple[int, ...]:
+    """The inverse of split_layout."""
+    return (batches, channels, height, width) if layout == "nchw" else (batches, height, width, channels)
+
+
+def groups_option(ctx: BuildContext, options: dict) -> int:
+    """The step "if options.groups is 0, throw a TypeError"."""
+    groups = int(options.get("groups", 1))
+    if groups == 0:
+        ctx.fail("groups must not be 0")
+    return groups
+
+
+def check_bias(ctx: BuildContext, bias_desc: OperandDescriptor | None, output_channels: int,
+               input_desc: OperandDescriptor) -> None:
+    """The bias steps: shape « outputChannels », same data type as input."""
+    if bias_desc is None:
+        return
+    if bias_desc.shape != (output_channels,):
+        ctx.fail(f"bias shape {list(bias_desc.shape)} is not [{output_channels}] (the output channels)")
+    ctx.same_type("bias", bias_desc, "input", input_desc)
+
+
+def check_output_size(ctx: BuildContext, height, width, why: str) -> None:
+    """"If outputHeight or outputWidth is not a valid dimension, throw a TypeError"."""
+    if not (valid_dimension(height) and valid_dimension(width)):
+        ctx.fail(f"the output size {height} x {width} is not valid ({why})")
+
+
 def to_nchw(x: np.ndarray, layout: str) -> np.ndarray:
     return x if layout == "nchw" else x.transpose(0, 3, 1, 2)
 
@@ -108,16 +145,11 @@ def build_conv2d(ctx: BuildContext, input, filter, options: dict):
     padding = list_option(ctx, options, "padding", [0, 0, 0, 0], 4)        # steps 7-8
     strides = list_option(ctx, options, "strides", [1, 1], 2, nonzero=True)   # steps 9-11
     dilations = list_option(ctx, options, "dilations", [1, 1], 2, nonzero=True)  # steps 12-14
-    groups = int(options.get("groups", 1))
-    if groups == 0:                                                          # step 15
-        ctx.fail("groups must not be 0")
+    groups = groups_option(ctx, options)                                    # step 15
     input_layout = options.get("inputLayout", "nchw")
     filter_layout = options.get("filterLayout", "oihw")
     # Step 16: the output shape.
-    if input_layout == "nchw":
-        batches, input_channels, input_height, input_width = input_desc.shape
-    else:
-        batches, input_height, input_width, input_channels = input_desc.shape
+    batches, input_channels, input_height, input_width = split_layout(input_desc.shape, input_layout)
     output_channels, filter_input_channels, filter_height, filter_width = \
         (filter_desc.shape[a] for a in _CONV_FILTER_TO_OIHW[filter_layout])
     if input_channels % groups != 0:
@@ -128,20 +160,13 @@ def build_conv2d(ctx: BuildContext, input, filter, options: dict):
                  f"layout {filter_layout})")
     if output_channels % groups != 0:
         ctx.fail(f"output channels {output_channels} are not divisible by groups {groups}")
-    if bias_desc is not None:
-        if bias_desc.shape != (output_channels,):
-            ctx.fail(f"bias shape {list(bias_desc.shape)} is not [{output_channels}] (the output channels)")
-        ctx.same_type("bias", bias_desc, "input", input_desc)
+    check_bias(ctx, bias_desc, output_channels, input_desc)
     output_height = conv_output_floor(input_height, filter_height, padding[0], padding[1], strides[0], dilations[0])
     output_width = conv_output_floor(input_width, filter_width, padding[2], padding[3], strides[1], dilations[1])
-    if not (valid_dimension(output_height) and valid_dimension(output_width)):
-        ctx.fail(f"the output size {output_height} x {output_width} is not valid (input {input_height} x "
-                 f"{input_width}, filter {filter_height} x {filter_width}, padding {padding}, "
-                 f"strides {strides}, dilations {dilations})")
-    if input_layout == "nchw":
-        shape = (batches, output_channels, output_height, output_width)
-    else:
-        shape = (batches, output_height, output_width, output_channels)
+    check_output_size(ctx, output_height, output_width,
+                      f"input {input_height} x {input_width}, filter {filter_height} x {filter_width}, "
+                      f"padding {padding}, strides {strides}, dilations {dilations}")
+    shape = join_layout(batches, output_channels, output_height, output_width, input_layout)
     attributes = {"padding": padding, "strides": strides, "dilations": dilations, "groups": groups,
                   "inputLayout": input_layout, "filterLayout": filter_layout}
     return ctx.emit([input, filter, bias], [OperandDescriptor(input_desc.data_type, shape)], attributes)[0]
@@ -202,16 +227,11 @@ def build_conv_transpose2d(ctx: BuildContext, input, filter, options: dict):
             ctx.fail(f"outputSizes must have 2 items, got {len(output_sizes)} ({output_sizes})")
     elif output_padding[0] >= strides[0] or output_padding[1] >= strides[1]:  # step 18
         ctx.fail(f"outputPadding {output_padding} must be smaller than strides {strides}")
-    groups = int(options.get("groups", 1))
-    if groups == 0:                                                          # step 19
-        ctx.fail("groups must not be 0")
+    groups = groups_option(ctx, options)                                    # step 19
     input_layout = options.get("inputLayout", "nchw")
     filter_layout = options.get("filterLayout", "iohw")
     # Step 20: the output shape.
-    if input_layout == "nchw":
-        batches, input_channels, input_height, input_width = input_desc.shape
-    else:
-        batches, input_height, input_width, input_channels = input_desc.shape
+    batches, input_channels, input_height, input_width = split_layout(input_desc.shape, input_layout)
     filter_input_channels, filter_output_channels, filter_height, filter_width = \
         (filter_desc.shape[a] for a in _TRANSPOSE_FILTER_TO_IOHW[filter_layout])
     if input_channels != filter_input_channels:
@@ -224,10 +244,7 @@ def build_conv_transpose2d(ctx: BuildContext, input, filter, options: dict):
     output_channels = filter_output_channels * groups
     if not valid_dimension(output_channels):
         ctx.fail(f"output channels {filter_output_channels} * {groups} groups is not a valid dimension")
-    if bias_desc is not None:
-        if bias_desc.shape != (output_channels,):
-            ctx.fail(f"bias shape {list(bias_desc.shape)} is not [{output_channels}] (the output channels)")
-        ctx.same_type("bias", bias_desc, "input", input_desc)
+    check_bias(ctx, bias_desc, output_channels, input_desc)
     calculated_height = _conv_transpose_output_size(input_height, filter_height, padding[0], padding[1],
                                                     strides[0], dilations[0])
     calculated_width = _conv_transpose_output_size(input_width, filter_width, padding[2], padding[3],
@@ -243,14 +260,10 @@ def build_conv_transpose2d(ctx: BuildContext, input, filter, options: dict):
     else:
         output_height = calculated_height + output_padding[0]
         output_width = calculated_width + output_padding[1]
-    if not (valid_dimension(output_height) and valid_dimension(output_width)):
-        ctx.fail(f"the output size {output_height} x {output_width} is not valid (input {input_height} x "
-                 f"{input_width}, filter {filter_height} x {filter_width}, padding {padding}, "
-                 f"strides {strides}, dilations {dilations})")
-    if input_layout == "nchw":
-        shape = (batches, output_channels, output_height, output_width)
-    else:
-        shape = (batches, output_height, output_width, output_channels)
+    check_output_size(ctx, output_height, output_width,
+                      f"input {input_height} x {input_width}, filter {filter_height} x {filter_width}, "
+                      f"padding {padding}, strides {strides}, dilations {dilations}")
+    shape = join_layout(batches, output_channels, output_height, output_width, input_layout)
     attributes = {"padding": padding, "strides": strides, "dilations": dilations, "groups": groups,
                   "inputLayout": input_layout, "filterLayout": filter_layout}
     return ctx.emit([input, filter, bias], [OperandDescriptor(input_desc.data_type, shape)], attributes)[0]

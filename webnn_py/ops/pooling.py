@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.descriptor import OperandDescriptor
-from .convolution import (conv_output_ceil, conv_output_floor, from_nchw, list_option, spatial_windows, to_nchw,
-                          valid_dimension)
+from .convolution import (check_output_size, conv_output_ceil, conv_output_floor, from_nchw, join_layout,
+                          list_option, spatial_windows, split_layout, to_nchw)
 from .registry import ALL_TYPES, FLOATS, BuildContext, TensorLimits, compute_type, register
 
 FLOAT4 = TensorLimits(FLOATS, 4, 4)
@@ -32,10 +32,7 @@ def _create_pooling(ctx: BuildContext, op: str, input, options: dict):
     """§8.9.37 "create a pooling operation", steps 3-22."""
     input_desc = ctx.check("input", input)                                  # steps 3-5
     layout = options.get("layout", "nchw")
-    if layout == "nchw":                                                    # step 6
-        batches, channels, input_height, input_width = input_desc.shape
-    else:
-        batches, input_height, input_width, channels = input_desc.shape
+    batches, channels, input_height, input_width = split_layout(input_desc.shape, layout)   # step 6
     window = list_option(ctx, options, "windowDimensions", [input_height, input_width], 2,
                          nonzero=True)                                      # steps 7-9
     output_sizes = options.get("outputSizes")
@@ -68,13 +65,10 @@ def _create_pooling(ctx: BuildContext, op: str, input, options: dict):
         output_height, output_width = floor_size
     else:
         output_height, output_width = ceil_size
-    if not (valid_dimension(output_height) and valid_dimension(output_width)):
-        ctx.fail(f"the output size {output_height} x {output_width} is not valid (input {input_height} x "
-                 f"{input_width}, window {window}, padding {padding}, strides {strides}, dilations {dilations})")
-    if layout == "nchw":
-        shape = (batches, channels, output_height, output_width)
-    else:
-        shape = (batches, output_height, output_width, channels)
+    check_output_size(ctx, output_height, output_width,
+                      f"input {input_height} x {input_width}, window {window}, padding {padding}, "
+                      f"strides {strides}, dilations {dilations}")
+    shape = join_layout(batches, channels, output_height, output_width, layout)
     attributes = {"windowDimensions": window, "padding": padding, "strides": strides, "dilations": dilations,
                   "layout": layout, "outputSizes": [output_height, output_width]}
     return ctx.emit([input], [OperandDescriptor(input_desc.data_type, shape)], attributes)[0]
