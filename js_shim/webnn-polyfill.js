@@ -143,7 +143,6 @@
 
   function toError(name, message) {
     if (name === "TypeError") return new TypeError(message);
-    if (name === "RangeError") return new RangeError(message);
     return new DOMException(message, name);
   }
 

@@ -13,7 +13,7 @@ In the browser the same objects sit behind the JS shim (js_shim/), which
 exposes them as navigator.ml.
 """
 from .base.errors import (  # noqa: F401
-    AbortError, DataError, DOMException, InvalidStateError, NotSupportedError,
+    DataError, DOMException, InvalidStateError, NotSupportedError,
     OperationError, SecurityError, UnknownError,
 )
 from .api import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor  # noqa: F401

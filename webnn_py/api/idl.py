@@ -54,9 +54,3 @@ def rejected(exc: BaseException):
     future = new_future()
     future.set_exception(exc)
     return future
-
-
-def resolved(value):
-    future = new_future()
-    future.set_result(value)
-    return future

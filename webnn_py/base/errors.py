@@ -41,18 +41,12 @@ class UnknownError(DOMException):
     name = "UnknownError"
 
 
-class AbortError(DOMException):
-    name = "AbortError"
-
-
 def error_name(exc: BaseException) -> str:
     """The name script sees for `exc`: a WebIDL simple exception or a DOMException name."""
     if isinstance(exc, DOMException):
         return exc.name
     if isinstance(exc, TypeError):
         return "TypeError"
-    if isinstance(exc, (OverflowError, ValueError)) and getattr(exc, "webidl_range_error", False):
-        return "RangeError"
     return "OperationError"
 
 
