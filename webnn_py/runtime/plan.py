@@ -7,7 +7,8 @@ list, so executing is a walk over a list of kernel calls with no graph work.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from types import GeneratorType
+from typing import Generator, Mapping
 
 import numpy as np
 
@@ -51,6 +52,18 @@ class ExecutionPlan:
 
     def execute(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Run every step; returns the output arrays by name (fresh arrays, never aliases of inputs)."""
+        run = self.execute_iter(inputs)
+        while True:
+            try:
+                next(run)
+            except StopIteration as done:
+                return done.value
+
+    def execute_iter(self, inputs: Mapping[str, np.ndarray]) -> Generator[None, None, dict[str, np.ndarray]]:
+        """`execute` as a generator that yields between steps (and wherever a
+        kernel that returns a generator yields, e.g. between loop iterations),
+        so that a caller can hand the thread back to the page during a long
+        run. The outputs are the generator's return value."""
         slots: list[np.ndarray | None] = [None] * self.slot_count
         for slot, array in self.constants.items():
             slots[slot] = array
@@ -59,10 +72,13 @@ class ExecutionPlan:
         for step in self.steps:
             results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
                                   step.node.attributes, step.output_descriptors)
+            if isinstance(results, GeneratorType):
+                results = yield from results
             for slot, desc, result in zip(step.output_slots, step.output_descriptors, results):
                 if result.shape != desc.shape or result.dtype != desc.type.numpy:
                     raise AssertionError(f"{step.node.kind} produced {result.dtype}{list(result.shape)}, expected {desc}")
                 slots[slot] = result
+            yield
         return {name: slots[slot] for name, slot in self.output_slots.items()}
 
 
