@@ -70,20 +70,37 @@ class MLContext:
         _validate_tensors_with_descriptors("inputs", inputs, graph._input_descriptors)
         _validate_tensors_with_descriptors("outputs", outputs, graph._output_descriptors)
 
-        inputs, outputs = dict(inputs), dict(outputs)
+        self._enqueue_dispatch(graph, dict(inputs), dict(outputs))
+
+    def _enqueue_dispatch(self, graph: MLGraph, inputs: dict, outputs: dict, on_failure=None) -> None:
+        """§8.3.1 step 8, for arguments already validated (dispatch(), MLModel.compute()).
+
+        The step is a generator walking the plan (ExecutionPlan.execute_iter), so the
+        timeline can suspend it between operations and loop iterations and keep the
+        page responsive (runtime/timeline.py). While it is suspended nothing else on
+        the timeline runs: a writeTensor(), destroy() or dispatch() made meanwhile is
+        queued behind it, and the input arrays it took at its start are never written
+        in place (writeTensor replaces a tensor's array), so they cannot change under
+        it. "Abort when this is lost" (step 8.1): losing the context closes the
+        generator, and no output is written. `on_failure(exc)` is told of a failure.
+        """
+        all_tensors = list(inputs.values()) + list(outputs.values())
 
         def run():
             plan = graph._implementation
             if plan is None or any(t._data is None for t in all_tensors):
                 return
+            feeds = {name: t._data for name, t in inputs.items()}
             try:
-                results = plan.execute({name: t._data for name, t in inputs.items()})
-            except Exception:  # noqa: BLE001
+                results = yield from plan.execute_iter(feeds)
+            except Exception as exc:  # noqa: BLE001
                 # The spec has no way to report dispatch errors yet (issue #778):
                 # outputs keep their previous contents and nothing else is
                 # touched. Log it, so that it is not silent (the browser bridge
                 # shows it in the console; the tests fail on it).
                 _log.exception("dispatch failed; the output tensors were left unchanged")
+                if on_failure is not None:
+                    on_failure(exc)
                 return
             for name, tensor in outputs.items():
                 np.copyto(tensor._data, results[name], casting="no")

@@ -200,7 +200,9 @@ def _static_iteration_count(ctx, trip_count, execution_condition, handle, condit
 
 
 def kernel(inputs, attributes, outputs):
-    # The execution lives in runtime/loop.py, reached through the body handle.
+    # The execution lives in runtime/loop.py, reached through the body handle. It
+    # returns a generator (yielding between iterations, so a dispatch can hand the
+    # thread back to the page); the plan drives it and takes its return value.
     return attributes["body"].run_loop(inputs, attributes, outputs)
 
 

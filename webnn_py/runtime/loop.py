@@ -3,16 +3,33 @@
 
 A LoopBody wraps the body graph's compiled ExecutionPlan, captured when loop()
 is called: the outer graph keeps working if the body MLGraph is destroyed later
-(as a graph survives the MLTensor of constant(tensor)). Each iteration calls
-the plan's `execute` directly: the body was validated when it was built, so
+(as a graph survives the MLTensor of constant(tensor)). Each iteration walks
+the body's plan directly: the body was validated when it was built, so
 nothing is re-validated per iteration.
+
+The kernel is a generator that yields between iterations (and between the
+body's steps): a dispatch suspends there when its time slice is used up, so a
+long or runaway loop keeps the page responsive until it ends or reaches
+maxIterations (runtime/timeline.py, README "Responsiveness"). Callers that do
+not slice drive it to its end (ExecutionPlan.execute).
 """
 from __future__ import annotations
+
+from types import GeneratorType
+from typing import Generator
 
 import numpy as np
 
 from ..base.errors import OperationError
 from .plan import ExecutionPlan
+
+
+def _run_to_end(generator):
+    while True:
+        try:
+            next(generator)
+        except StopIteration as done:
+            return done.value
 
 
 class LoopBody:
@@ -43,14 +60,18 @@ class LoopBody:
         for step in reversed(chosen):
             results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
                                   step.node.attributes, step.output_descriptors)
+            if isinstance(results, GeneratorType):     # a nested loop
+                results = _run_to_end(results)
             for slot, result in zip(step.output_slots, results):
                 slots[slot] = result
         return slots[plan.output_slots[output]]
 
     # -- the kernel -------------------------------------------------------------------------
 
-    def run_loop(self, inputs, attributes, outputs) -> list[np.ndarray]:
-        """Loop-5's pseudo-code: for (i = 0; (trip < 0 || i < trip) && cond; ++i) cond = body(...)."""
+    def run_loop(self, inputs, attributes, outputs) -> Generator[None, None, list[np.ndarray]]:
+        """Loop-5's pseudo-code: for (i = 0; (trip < 0 || i < trip) && cond; ++i) cond = body(...).
+
+        A generator returning the output arrays; it yields after every iteration."""
         trip = int(inputs[0].reshape(-1)[0])
         condition = bool(inputs[1].reshape(-1)[0])
         limit = trip if trip >= 0 else None      # Loop-5: -1 means "no trip count"
@@ -86,7 +107,7 @@ class LoopBody:
             if current is not None:
                 name, dtype, shape = current
                 feeds[name] = np.full(shape, iteration, dtype=dtype)
-            results = self.plan.execute(feeds)
+            results = yield from self.plan.execute_iter(feeds)
             condition = bool(results[condition_name].reshape(-1)[0])
             # Loop-carried values move to the next iteration as they are: execute()
             # returns fresh arrays, so no copy is needed.
@@ -95,6 +116,7 @@ class LoopBody:
             for name, parts in concatenated.items():
                 parts.append(results[name])
             iteration += 1
+            yield
 
         sources = {source: target for source, target in back_edges}
         arrays = []

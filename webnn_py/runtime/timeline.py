@@ -6,24 +6,58 @@ Pyodide's WebLoop in the browser), so `readTensor()` resolves after every
 dispatch queued before it and callers never wait on the work itself.
 Without a running event loop (plain synchronous host code) the queue drains
 immediately, which keeps the same ordering.
+
+Cooperative slicing (README, "Responsiveness"). In a window the timeline runs
+on the page's only thread, so a long dispatch would freeze the page. A step
+may therefore be a generator (a dispatch walking its plan with
+`ExecutionPlan.execute_iter`, which also yields between loop iterations):
+the timeline advances it until `slice_seconds` of work are spent, then hands
+the thread back to the browser with `call_soon` — in Pyodide's WebLoop a
+postMessage/MessageChannel task, which is not clamped to 4 ms like nested
+timers — and continues in that later task. Steps queued behind a suspended one
+wait for it, so the timeline order is unchanged. `slice_seconds` is None on
+the host (a step runs to its end, as it always did); the browser bridge sets it.
+
+Losing the context while a step is suspended closes the step's generator: its
+remaining work is abandoned (a dispatch writes no output), and queued steps
+are aborted as usual.
 """
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
+import time
 from collections import deque
+from types import GeneratorType
 from typing import Callable
+
+_log = logging.getLogger("webnn_py")
 
 
 class Timeline:
-    def __init__(self) -> None:
-        self._queue: deque[tuple[Callable[[], None], Callable[[], None] | None]] = deque()
-        self._scheduled = False
-        self.aborted = False
+    # Seconds of work per task before handing the thread back; None: no slicing.
+    slice_seconds: float | None = None
 
-    def enqueue(self, run: Callable[[], None], on_abort: Callable[[], None] | None = None) -> None:
-        """Queue `run`; if the context is lost before it runs, `on_abort` runs instead."""
+    def __init__(self) -> None:
+        self._queue: deque[tuple[Callable[[], object], Callable[[], None] | None]] = deque()
+        self._scheduled = False
+        self._current: GeneratorType | None = None    # a step suspended mid-way
+        self.aborted = False
+        self.slices = 0        # how many tasks the timeline has run in (for tests and benchmarks)
+
+    @property
+    def busy(self) -> bool:
+        """Is there work queued or a step suspended?"""
+        return self._current is not None or bool(self._queue)
+
+    def enqueue(self, run: Callable[[], object], on_abort: Callable[[], None] | None = None) -> None:
+        """Queue `run` (a function, or a generator function for a long step); if the
+        context is lost before it runs, `on_abort` runs instead."""
         self._queue.append((run, on_abort))
+        self._schedule()
+
+    def _schedule(self) -> None:
         if self._scheduled:
             return
         loop = _event_loop()
@@ -31,21 +65,52 @@ class Timeline:
             self.drain()
         else:
             self._scheduled = True
-            loop.call_soon(self.drain)
+            loop.call_soon(self._run_slice)
 
     def drain(self) -> None:
+        """Run everything queued, suspended steps included, to the end, now."""
+        self._run(None)
+
+    def _run_slice(self) -> None:
         self._scheduled = False
-        while self._queue:
-            run, on_abort = self._queue.popleft()
-            if self.aborted:
-                if on_abort is not None:
-                    on_abort()
-                continue
-            run()
+        budget = self.slice_seconds
+        self._run(None if budget is None else time.perf_counter() + budget)
+        if self.busy:
+            self._schedule()
+
+    def _run(self, deadline: float | None) -> None:
+        self.slices += 1
+        while self.busy:
+            if self._current is None:
+                run, on_abort = self._queue.popleft()
+                if self.aborted:
+                    if on_abort is not None:
+                        on_abort()
+                    continue
+            try:
+                if self._current is None:
+                    step = run()
+                    if not isinstance(step, GeneratorType):
+                        continue
+                    self._current = step
+                next(self._current)
+            except StopIteration:
+                self._current = None
+            except Exception:  # noqa: BLE001
+                # Steps report their own failures; one that escapes is a bug of
+                # ours, which must not stall the steps queued behind it.
+                self._current = None
+                _log.exception("a timeline step failed")
+            if deadline is not None and time.perf_counter() >= deadline:
+                return
 
     def abort_all(self) -> None:
-        """The context is lost: pending steps are aborted (§8.3 "abort when lost")."""
+        """The context is lost: the suspended step is abandoned, pending steps are
+        aborted (§8.3 "abort when lost")."""
         self.aborted = True
+        current, self._current = self._current, None
+        if current is not None:
+            current.close()
         self.drain()
 
 
