@@ -49,7 +49,7 @@ def _translate(data: bytes):
     """Parse and translate (what MLModelLoader.load does before build), in a
     running event loop as MLContext needs."""
     async def go():
-        return translate(MLGraphBuilder(MLContext("default", True)), data)
+        return await translate(MLGraphBuilder(MLContext("default", True)), data)
     return _LOOP.run_until_complete(go())
 
 

@@ -62,7 +62,7 @@ class MLModelLoader:
         # The draft's modelFormat is a context option whose only value is "tflite".
         data = source.to_bytes()
         builder = MLGraphBuilder(context)
-        inputs, outputs, graph_outputs = tflite.translate(builder, data, signature)
+        inputs, outputs, graph_outputs = await tflite.translate(builder, data, signature)
         graph = await builder.build(graph_outputs)
         input_tensors = {}
         for info in inputs:

@@ -1,15 +1,18 @@
 """The TFLite importer: a bounds-checked flatbuffer reader (flatbuffer.py), the
 schema subset (schema.py), and one translation function per operator
-(ops_*.py), which emit ordinary MLGraphBuilder calls (importer.py)."""
+(ops_*.py), which emit ordinary MLGraphBuilder calls (importer.py).
+
+Translation is a coroutine: a WHILE loop's body is an MLGraph of its own
+(ops_control.py), and MLGraphBuilder.build() is asynchronous."""
 from __future__ import annotations
 
 from ...base.errors import DataError, NotSupportedError
-from . import ops_conv, ops_elementwise, ops_pool_resize, ops_quant, ops_shape
-from .importer import Importer, IOInfo
+from . import ops_control, ops_conv, ops_elementwise, ops_logical, ops_pool_resize, ops_quant, ops_shape
+from .importer import Importer, IOInfo, Session
 from .schema import Model, parse
 
 TRANSLATORS: dict = {}
-for _module in (ops_conv, ops_elementwise, ops_pool_resize, ops_quant, ops_shape):
+for _module in (ops_control, ops_conv, ops_elementwise, ops_logical, ops_pool_resize, ops_quant, ops_shape):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 
@@ -46,17 +49,20 @@ def _names(graph, indices) -> dict[int, str]:
     return out
 
 
-def translate(builder, data: bytes, signature: str | None = None):
-    """Parse `data` and emit its graph into `builder`.
+async def translate(builder, data: bytes, signature: str | None = None, *, max_iterations: int | None = None):
+    """Parse `data` and emit its graph into `builder` (only the selected
+    subgraph; the others only where a WHILE calls them).
 
+    `max_iterations` bounds every WHILE loop (MLLoopOptions.maxIterations of the
+    `loop` it becomes; None: that option's default).
     Returns (inputs, outputs, graph_outputs): IOInfo lists and the operands to build."""
     model = parse(data)
     graph, input_names, output_names = select(model, signature)
     if not output_names:
         raise DataError("load: the model has no outputs")
-    importer = Importer(builder, model, graph)
+    importer = Importer(builder, model, graph, Session(model, TRANSLATORS, max_iterations))
     try:
-        return importer.run(input_names, output_names, TRANSLATORS)
+        return await importer.run(input_names, output_names, TRANSLATORS)
     except TypeError as exc:
         # A builder method rejected what an operator asked for: the model's
         # shapes or attributes are inconsistent (or beyond what WebNN expresses).

@@ -10,12 +10,16 @@ keep them), and a quantized graph output is quantizeLinear'ed back.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...base.errors import NotSupportedError
+from ...base.errors import DataError, NotSupportedError
 from .schema import Model, Operator, SubGraph, Tensor
+
+# TensorType BOOL: WebNN has no boolean type; booleans are uint8 operands (0/1).
+BOOL = 6
 
 # TFLite's ActivationFunctionType.
 ACTIVATIONS = {0: None, 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
@@ -34,20 +38,55 @@ class TranslationError(NotSupportedError):
     pass
 
 
+# Control flow (WHILE) translates subgraphs inside subgraphs. A hostile file could
+# nest them deeply or make one subgraph's WHILEs refer to the next one several
+# times over (exponential expansion), so both the nesting depth and the total
+# number of operators translated are bounded; the budget is linear in the file.
+MAX_NESTING = 16
+OPERATOR_BUDGET_FACTOR = 8
+OPERATOR_BUDGET_MIN = 1024
+
+
+@dataclass
+class Session:
+    """What the importers of one model share: the translators, the loop options,
+    the subgraphs being translated (to detect recursion) and the operator budget."""
+    model: Model
+    translators: dict
+    max_iterations: int | None = None       # MLLoopOptions.maxIterations of WHILE loops (None: the default)
+    stack: list[int] = field(default_factory=list)
+    budget: int = 0
+
+    def __post_init__(self):
+        total = sum(len(g.operators) for g in self.model.subgraphs)
+        self.budget = OPERATOR_BUDGET_FACTOR * total + OPERATOR_BUDGET_MIN
+
+
 class Importer:
-    def __init__(self, builder, model: Model, subgraph: SubGraph):
+    def __init__(self, builder, model: Model, subgraph: SubGraph, session: Session | None = None):
         self.b = builder
         self.model = model
         self.graph = subgraph
+        self.session = session if session is not None else Session(model, {})
         self._operands: dict[int, object] = {}     # tensor index -> MLOperand (float domain if quantized)
         self._constants: dict[int, np.ndarray] = {}
         self.op: Operator | None = None
 
     # -- errors -----------------------------------------------------------------------------
 
+    def where(self) -> str:
+        """The current operator, with its subgraph when it is not the main one."""
+        nested = len(self.session.stack) > 1
+        graph = f"subgraph {self.graph.index} " if nested else ""
+        if self.op is None:
+            return f"{graph}model" if not nested else graph.strip()
+        return f"{graph}operator {self.op.index} ({self.op.opcode.name})"
+
     def fail(self, problem: str) -> NotSupportedError:
-        where = f"operator {self.op.index} ({self.op.opcode.name})" if self.op else "model"
-        return TranslationError(f"load: {where}: {problem}")
+        return TranslationError(f"load: {self.where()}: {problem}")
+
+    def malformed(self, problem: str) -> DataError:
+        return DataError(f"load: {self.where()}: {problem}")
 
     # -- tensors ----------------------------------------------------------------------------
 
@@ -192,7 +231,39 @@ class Importer:
 
     # -- the whole subgraph -----------------------------------------------------------------
 
-    def run(self, input_names: dict[int, str], output_names: dict[int, str], translators: dict):
+    async def _operators(self) -> None:
+        """Translate every operator of the subgraph, in order (TFLite stores them
+        topologically sorted). A translator may be a coroutine (WHILE builds a body graph)."""
+        session = self.session
+        for op in self.graph.operators:
+            self.op = op
+            name = op.opcode.name
+            translate = session.translators.get(name)
+            if translate is None:
+                raise NotSupportedError(f"load: {self.where()}: the TFLite operator {name} is not supported")
+            if not op.outputs:
+                raise self.fail("it has no outputs")
+            session.budget -= 1
+            if session.budget < 0:
+                raise self.fail("the model's subgraphs expand to too many operators (WHILE loops referring to "
+                                "the same subgraphs over and over)")
+            try:
+                result = translate(self)
+                if inspect.isawaitable(result):
+                    await result
+            except TypeError as exc:
+                # A builder method rejected what an operator asked for: the model's
+                # shapes or attributes are inconsistent (or beyond what WebNN expresses).
+                raise self.malformed(str(exc)) from None
+            for k, index in enumerate(op.outputs):
+                if index not in self._operands and index not in self._constants:
+                    raise self.fail(f"output {k} was not produced")
+        self.op = None
+
+    async def run(self, input_names: dict[int, str], output_names: dict[int, str], translators: dict):
+        """The main subgraph: its inputs become graph inputs, its outputs graph outputs."""
+        self.session.translators = translators
+        self.session.stack = [self.graph.index]
         inputs = []
         for index, name in input_names.items():
             t = self.tensor(index)
@@ -209,19 +280,7 @@ class Importer:
             self._operands[index] = operand
             inputs.append(IOInfo(name, t, graph_name, data_type, tuple(t.shape)))
 
-        for op in self.graph.operators:
-            self.op = op
-            name = op.opcode.name
-            translate = translators.get(name)
-            if translate is None:
-                raise NotSupportedError(f"load: operator {op.index}: the TFLite operator {name} is not supported")
-            if not op.outputs:
-                raise self.fail("it has no outputs")
-            translate(self)
-            for k, index in enumerate(op.outputs):
-                if index not in self._operands and index not in self._constants:
-                    raise self.fail(f"output {k} was not produced")
-        self.op = None
+        await self._operators()
 
         outputs, graph_outputs = [], {}
         for index, name in output_names.items():
@@ -235,6 +294,44 @@ class Importer:
             graph_outputs[graph_name] = operand
             outputs.append(IOInfo(name, t, graph_name, operand.dataType, tuple(operand.shape)))
         return inputs, outputs, graph_outputs
+
+    async def call(self, index: int, builder, operands: list, role: str) -> list:
+        """Translate subgraph `index` into `builder` with its inputs bound to
+        `operands` (as a TFLite WHILE invokes its cond and body subgraphs);
+        returns the operands of its outputs. `role` names it in errors."""
+        session = self.session
+        model = self.model
+        if not 0 <= index < len(model.subgraphs):
+            raise self.malformed(f"its {role} subgraph index {index} is out of range (the model has "
+                                 f"{len(model.subgraphs)} subgraphs)")
+        if index in session.stack:
+            chain = " -> ".join(str(i) for i in [*session.stack, index])
+            raise self.malformed(f"its {role} subgraph {index} is already being translated: the subgraphs "
+                                 f"call each other recursively ({chain})")
+        if len(session.stack) >= MAX_NESTING:
+            raise self.fail(f"subgraphs nest more than {MAX_NESTING} deep")
+        sub = model.subgraphs[index]
+        if len(sub.inputs) != len(operands):
+            raise self.malformed(f"its {role} subgraph {index} has {len(sub.inputs)} inputs, "
+                                 f"{len(operands)} values are passed to it")
+        if len(set(sub.inputs)) != len(sub.inputs):
+            raise self.malformed(f"its {role} subgraph {index} lists an input tensor twice")
+        child = Importer(builder, model, sub, session)
+        for tensor_index, operand in zip(sub.inputs, operands):
+            t = sub.tensors[tensor_index]
+            expected = "uint8" if t.type_code == BOOL else t.ml_type
+            if not _is_quantized(t) and expected != operand.dataType:
+                raise self.malformed(f"its {role} subgraph {index}'s input {t.name!r} is {t.type_name}, "
+                                     f"the value passed to it is {operand.dataType}")
+            # The subgraph's declared input shapes are not used: like LiteRT, which
+            # resizes them to the values passed in, the bound operands decide.
+            child._operands[tensor_index] = operand
+        session.stack.append(index)
+        try:
+            await child._operators()
+            return [child.operand(i) for i in sub.outputs]
+        finally:
+            session.stack.pop()
 
 
 def _is_quantized(t: Tensor) -> bool:

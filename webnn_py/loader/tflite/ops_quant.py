@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .importer import BOOL
+
 
 def dequantize(ctx):
     index = ctx.input_index(0)
@@ -34,6 +36,12 @@ def quantize(ctx):
 
 def cast(ctx):
     t = ctx.output_tensor(0)
+    if t.type_code == BOOL:
+        # To BOOL: non-zero is true. Booleans are uint8 0/1 operands (ops_logical.py),
+        # so a cast from BOOL below is an ordinary cast from uint8.
+        x = ctx.input(0)
+        ctx.set_output(0, ctx.b.notEqual(x, ctx.scalar(0, x)))
+        return
     if t.ml_type is None:
         raise ctx.fail(f"casting to {t.type_name} is not supported")
     ctx.set_output(0, ctx.b.cast(ctx.input(0), t.ml_type))

@@ -1,0 +1,120 @@
+"""Control flow: WHILE, onto our `loop` builder extension (idl/extensions.idl;
+semantics: OpenVINO Loop-5, ../shared/spec/003_ea60059f0e025f60.txt).
+
+TFLite's WHILE (WhileOptions: cond_subgraph_index, body_subgraph_index) runs
+
+    vars = inputs;  while cond(vars): vars = body(vars);  outputs = vars
+
+where cond maps the loop variables to one boolean and body maps them to their
+next values. Loop-5 checks its condition before each iteration too, but takes
+the first one from outside the body and every later one from a body output, so:
+
+  * the initial execution condition is cond(inputs), translated inline into the
+    outer graph;
+  * the body MLGraph (its own MLGraphBuilder on the same context) has one input
+    per loop variable, `var_k`, and outputs `next_k` = body(vars)[k] and
+    `cond` = cond(next vars), the condition of the following iteration;
+  * a back edge next_k -> var_k carries every variable, the trip count is -1
+    (no limit; Loop-5's "while" form), and the outputs are the next_k of the
+    last iteration. After zero iterations Loop-5 gives a back-edged output its
+    input's initial value, which is WHILE's result too.
+
+WebNN operands have static shapes: a loop variable whose shape (or type)
+changes across an iteration is rejected with NotSupportedError naming WHILE and
+the variable's tensor. A variable the body graph never reads (its next value
+does not depend on it) is not an input of the body graph and carries no back
+edge; its result is where(initial condition, last next value, initial value).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...api.builder import MLGraphBuilder
+from .importer import BOOL
+
+WHILE_OPTIONS = 93     # BuiltinOptions.WhileOptions (schema.fbs)
+
+
+async def while_(ctx):
+    op = ctx.op
+    if op.options is None or op.options_type != WHILE_OPTIONS:
+        raise ctx.malformed("it has no WhileOptions")
+    # WhileOptions: cond_subgraph_index (field 0), body_subgraph_index (field 1).
+    cond_index = op.options.scalar(0, "i32")
+    body_index = op.options.scalar(1, "i32")
+    n = len(op.inputs)
+    if len(op.outputs) != n:
+        raise ctx.malformed(f"it has {n} inputs but {len(op.outputs)} outputs; WHILE's outputs are its "
+                            "loop variables' final values, one per input")
+    initial = [ctx.input(k) for k in range(n)]
+    names = [ctx.output_tensor(k).name for k in range(n)]
+
+    # Validated before anything is translated, so that a bad index or a recursion
+    # is reported as such whichever subgraph comes first.
+    model = ctx.model
+    for role, index, outputs in (("cond", cond_index, 1), ("body", body_index, n)):
+        if not 0 <= index < len(model.subgraphs):
+            raise ctx.malformed(f"its {role} subgraph index {index} is out of range (the model has "
+                                f"{len(model.subgraphs)} subgraphs)")
+        if len(model.subgraphs[index].outputs) != outputs:
+            raise ctx.malformed(f"its {role} subgraph {index} has {len(model.subgraphs[index].outputs)} outputs, "
+                                f"it must have {outputs}")
+    cond_tensor = model.subgraphs[cond_index].tensors[model.subgraphs[cond_index].outputs[0]]
+    if cond_tensor.type_code != BOOL:
+        raise ctx.malformed(f"its cond subgraph {cond_index}'s output {cond_tensor.name!r} is "
+                            f"{cond_tensor.type_name}, not BOOL")
+
+    # The first condition: cond(initial values), in the outer graph.
+    condition = _condition(ctx, (await ctx.call(cond_index, ctx.b, initial, "cond"))[0], ctx.b, cond_tensor)
+
+    # The body graph: next values, then the condition of the next iteration.
+    body_builder = MLGraphBuilder(ctx.b._context)
+    inputs = [body_builder.input(f"var_{k}", {"dataType": v.dataType, "shape": list(v.shape)})
+              for k, v in enumerate(initial)]
+    nexts = await ctx.call(body_index, body_builder, inputs, "body")
+    for k, (before, after) in enumerate(zip(initial, nexts)):
+        if after.dataType != before.dataType or tuple(after.shape) != tuple(before.shape):
+            raise ctx.fail(f"loop variable {k} (tensor {names[k]!r}) is {before.dataType} {list(before.shape)} "
+                           f"before an iteration and {after.dataType} {list(after.shape)} after it; a loop "
+                           "variable whose shape or type changes across iterations cannot be typed statically "
+                           "in WebNN")
+    next_condition = _condition(ctx, (await ctx.call(cond_index, body_builder, nexts, "cond"))[0],
+                                body_builder, cond_tensor)
+    outputs, seen = {}, set()
+    for name, operand in [*((f"next_{k}", v) for k, v in enumerate(nexts)), ("cond", next_condition)]:
+        # build() takes no graph input or constant as an output, and each output its own operand.
+        if operand._value.is_input or operand._value.is_constant or id(operand._value) in seen:
+            operand = body_builder.identity(operand)
+        seen.add(id(operand._value))
+        outputs[name] = operand
+    body = await body_builder.build(outputs)
+
+    read = body._input_descriptors       # the inputs the body graph actually reads
+    carried = [k for k in range(n) if f"var_{k}" in read]
+    options = {"backEdges": [{"from": f"next_{k}", "to": f"var_{k}"} for k in carried],
+               "label": f"WHILE (operator {op.index})"}
+    if ctx.session.max_iterations is not None:
+        options["maxIterations"] = ctx.session.max_iterations
+    trip_count = ctx.constant_operand(np.array(-1, np.int32))
+    results = ctx.b.loop(trip_count, condition, body, "cond",
+                         [{"bodyInput": f"var_{k}", "value": initial[k]} for k in carried],
+                         [{"bodyOutput": f"next_{k}"} for k in range(n)], options)
+    for k in range(n):
+        value = results[k]
+        if k not in carried:
+            value = ctx.b.where(condition, value, initial[k])
+        ctx.set_output(k, value)
+
+
+def _condition(ctx, operand, builder, tensor):
+    """The cond subgraph's one-element boolean as a uint8 scalar (loop() takes a
+    scalar or a 1-element 1-D condition; LiteRT reads the single element)."""
+    if operand.dataType != "uint8" or int(np.prod(operand.shape, dtype=np.int64)) != 1:
+        raise ctx.malformed(f"the cond subgraph's output {tensor.name!r} is {operand.dataType} "
+                            f"{list(operand.shape)}, not a single boolean")
+    return operand if tuple(operand.shape) == () else builder.reshape(operand, [])
+
+
+TRANSLATORS = {
+    "WHILE": while_,
+}
