@@ -9,7 +9,8 @@ from ai_edge_litert import schema_py_generated as schema
 
 TYPES = {np.dtype(np.float32): schema.TensorType.FLOAT32, np.dtype(np.float16): schema.TensorType.FLOAT16,
          np.dtype(np.int32): schema.TensorType.INT32, np.dtype(np.int64): schema.TensorType.INT64,
-         np.dtype(np.int8): schema.TensorType.INT8, np.dtype(np.uint8): schema.TensorType.UINT8}
+         np.dtype(np.int8): schema.TensorType.INT8, np.dtype(np.uint8): schema.TensorType.UINT8,
+         np.dtype(np.bool_): schema.TensorType.BOOL}
 
 
 class SubGraph:
@@ -66,7 +67,10 @@ class ModelWriter:
         self.model.signatureDefs = []
 
     def subgraph(self, name: str = "") -> SubGraph:
+        """A new subgraph; its index is `.index` (the first is the main graph,
+        the others e.g. a WHILE's cond and body)."""
         g = SubGraph(self, name)
+        g.index = len(self.model.subgraphs)
         self.model.subgraphs.append(g.graph)
         return g
 

@@ -164,7 +164,8 @@ class Importer:
         return operand
 
     def constant_operand(self, value: np.ndarray):
-        value = np.ascontiguousarray(value)
+        # Not np.ascontiguousarray: it turns a 0-d array (a scalar tensor) into shape [1].
+        value = np.require(value, requirements="C")
         dtype = {np.dtype(np.float64): np.float32, np.dtype(np.bool_): np.uint8,
                  np.dtype(np.int16): np.int32, np.dtype(np.uint16): np.int32}.get(value.dtype)
         if dtype is not None:

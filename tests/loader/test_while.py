@@ -1,0 +1,563 @@
+"""TFLite WHILE, translated onto builder.loop (webnn_py/loader/tflite/ops_control.py),
+on models written with LiteRT's own schema classes and compared with the LiteRT
+interpreter: integers exactly, floats within 1e-5 (relative_error, the loader
+tests' measure). Plus the comparison/logical/select operators a loop condition
+uses, and the error paths (bad subgraph indices, recursion, shape-changing loop
+variables, runaway loops, hostile nesting)."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import numpy as np
+import pytest
+
+from webnn_py.base.errors import DataError, NotSupportedError
+
+from .helpers import litert_run, relative_error, webnn_run
+from .tflite_writer import ModelWriter, options
+
+RNG = np.random.default_rng(77)
+I32, I64, F32, BOOL = np.int32, np.int64, np.float32, np.bool_
+
+
+def while_model(variables, cond, body, signature=False):
+    """A model whose main graph is one WHILE.
+
+    `variables`: (name, shape, dtype, initial) per loop variable; initial None
+    makes it a model input named `name`, else a constant. `cond(g, ins)` returns
+    the cond subgraph's boolean output tensor, `body(g, ins)` the body's output
+    tensors (both get their subgraph writer and input tensor indices). The
+    WHILE's outputs are the model outputs `out_<name>`."""
+    w = ModelWriter()
+    main = w.subgraph("main")
+    c = w.subgraph("cond")
+    b = w.subgraph("body")
+    ins, model_inputs = [], []
+    for name, shape, dtype, initial in variables:
+        if initial is None:
+            ins.append(main.tensor(shape, dtype, name=name))
+            model_inputs.append(ins[-1])
+        else:
+            ins.append(main.const(np.asarray(initial, dtype).reshape(shape), name=name))
+    outs = [main.tensor(shape, dtype, name=f"out_{name}") for name, shape, dtype, _ in variables]
+    main.op("WHILE", ins, outs, options("WhileOptions", condSubgraphIndex=c.index, bodySubgraphIndex=b.index))
+    main.io(model_inputs, outs)
+    for g, make in ((c, cond), (b, body)):
+        g_ins = [g.tensor(shape, dtype, name=f"{name}_in") for name, shape, dtype, _ in variables]
+        result = make(g, g_ins)
+        g.io(g_ins, [result] if isinstance(result, int) else result)
+    if signature:
+        w.signature("serving_default", 0, {n: i for n, i in zip([v[0] for v in variables], ins) if i in model_inputs},
+                    {f"out_{v[0]}": o for v, o in zip(variables, outs)})
+    return w.finish()
+
+
+def compare(model: bytes, inputs: dict):
+    """Our outputs against LiteRT's: integer (and boolean) outputs exactly, floats within 1e-5."""
+    reference = litert_run(model, inputs)
+    ours = webnn_run(model, inputs)
+    assert set(ours) == set(reference)
+    for name, expected in reference.items():
+        got = ours[name]
+        assert got.shape == expected.shape, (name, got.shape, expected.shape)
+        if expected.dtype == np.bool_:
+            assert got.dtype == np.uint8 and set(np.unique(got)) <= {0, 1}, (name, got)
+            np.testing.assert_array_equal(got.astype(bool), expected, err_msg=name)
+        elif np.issubdtype(expected.dtype, np.integer):
+            assert got.dtype == expected.dtype, (name, got.dtype, expected.dtype)
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+        else:
+            error = relative_error(got, expected)
+            assert error <= 1e-5, f"output {name}: relative error {error:.3g}"
+    return ours, reference
+
+
+def binary(g, code, a, b, shape, dtype, opts=None):
+    out = g.tensor(shape, dtype)
+    g.op(code, [a, b], [out], opts)
+    return out
+
+
+def unary(g, code, a, shape, dtype, opts=None):
+    out = g.tensor(shape, dtype)
+    g.op(code, [a], [out], opts)
+    return out
+
+
+# -- loops against LiteRT ------------------------------------------------------------------------
+
+def counter_model():
+    """i < n: i += 1; n passes through the body unchanged (the body's output is its input tensor)."""
+    return while_model(
+        [("i", [], I32, None), ("n", [], I32, None)],
+        cond=lambda g, v: binary(g, "LESS", v[0], v[1], [], BOOL),
+        body=lambda g, v: [binary(g, "ADD", v[0], g.const(np.array(1, I32)), [], I32), v[1]])
+
+
+@pytest.mark.parametrize("start,n", [(0, 7), (3, 4), (-5, 20)])
+def test_counter_loop(start, n):
+    ours, reference = compare(counter_model(), {"i": np.array(start, I32), "n": np.array(n, I32)})
+    assert int(reference["out_i"]) == n             # the reference itself ran the loop
+    assert int(ours["out_n"]) == n
+
+
+def test_zero_iterations_give_the_initial_values():
+    ours, reference = compare(counter_model(), {"i": np.array(10, I32), "n": np.array(3, I32)})
+    assert int(reference["out_i"]) == 10 and int(ours["out_i"]) == 10
+
+
+def accumulate_model(a, b, limit):
+    """x = x * a + b while sum(x) < limit, x a float32 [2, 3] tensor."""
+    def cond(g, v):
+        total = g.tensor([], F32)
+        g.op("SUM", [v[0], g.const(np.array([0, 1], I32))], [total], options("ReducerOptions", keepDims=False))
+        return binary(g, "LESS", total, g.const(np.array(limit, F32)), [], BOOL)
+
+    def body(g, v):
+        scaled = binary(g, "MUL", v[0], g.const(np.asarray(a, F32)), [2, 3], F32)
+        return [binary(g, "ADD", scaled, g.const(np.asarray(b, F32)), [2, 3], F32)]
+
+    return while_model([("x", [2, 3], F32, None)], cond, body)
+
+
+@pytest.mark.parametrize("limit", [50.0, 1000.0, -1.0])
+def test_accumulating_float_tensor(limit):
+    a = RNG.uniform(1.05, 1.3, (2, 3)).astype(F32)
+    b = RNG.uniform(0.1, 0.5, (3,)).astype(F32)          # broadcast against x
+    x = RNG.uniform(0.0, 1.0, (2, 3)).astype(F32)
+    ours, reference = compare(accumulate_model(a, b, limit), {"x": x})
+    if limit < 0:
+        np.testing.assert_array_equal(ours["out_x"], x)   # zero iterations: x unchanged
+    else:
+        assert reference["out_x"].sum() >= limit > x.sum()
+
+
+def mixed_types_model():
+    """i (int32) counts to n; acc (int64) += i; x (float32 [4]) = x * 0.5 + float(i);
+    flag (bool, a constant initially true) toggles each iteration; n is a loop
+    variable that stays constant."""
+    def cond(g, v):
+        return binary(g, "LESS", v[0], v[4], [], BOOL)
+
+    def body(g, v):
+        i, acc, x, flag, n = v
+        i_next = binary(g, "ADD", i, g.const(np.array(1, I32)), [], I32)
+        i64 = unary(g, "CAST", i, [], I64)
+        acc_next = binary(g, "ADD", acc, i64, [], I64)
+        fi = unary(g, "CAST", i, [], F32)
+        half = binary(g, "MUL", x, g.const(np.array([0.5], F32)), [4], F32)
+        x_next = binary(g, "ADD", half, fi, [4], F32)
+        flag_next = unary(g, "LOGICAL_NOT", flag, [], BOOL)
+        return [i_next, acc_next, x_next, flag_next, n]
+
+    return while_model([("i", [], I32, None), ("acc", [], I64, None), ("x", [4], F32, None),
+                        ("flag", [], BOOL, True), ("n", [], I32, None)], cond, body)
+
+
+@pytest.mark.parametrize("n", [0, 1, 6])
+def test_several_variables_of_different_types(n):
+    x = RNG.uniform(-2, 2, (4,)).astype(F32)
+    ours, reference = compare(mixed_types_model(), {"i": np.array(0, I32), "acc": np.array(2**40, I64), "x": x,
+                                                    "n": np.array(n, I32)})
+    assert int(ours["out_acc"]) == 2**40 + n * (n - 1) // 2       # int64 beyond int32's range
+    assert bool(reference["out_flag"]) == (n % 2 == 0)
+
+
+def rnn_model(steps: int, w, bias, c):
+    """An RNN-like body: h = tanh(FULLY_CONNECTED(h) + x * c), t += 1;
+    cond: t < steps and max(h) < 0.9 (LESS, REDUCE_MAX, LOGICAL_AND)."""
+    def cond(g, v):
+        t, h, _x = v
+        more = binary(g, "LESS", t, g.const(np.array(steps, I32)), [], BOOL)
+        peak = g.tensor([], F32)
+        g.op("REDUCE_MAX", [h, g.const(np.array([0, 1], I32))], [peak], options("ReducerOptions", keepDims=False))
+        small = binary(g, "LESS", peak, g.const(np.array(0.9, F32)), [], BOOL)
+        return binary(g, "LOGICAL_AND", more, small, [], BOOL)
+
+    def body(g, v):
+        t, h, x = v
+        fc = g.tensor([1, 4], F32)
+        g.op("FULLY_CONNECTED", [h, g.const(w), g.const(bias)], [fc],
+             options("FullyConnectedOptions", fusedActivationFunction=0, keepNumDims=False))
+        drive = binary(g, "MUL", x, g.const(np.asarray(c, F32)), [1, 4], F32)
+        pre = binary(g, "ADD", fc, drive, [1, 4], F32)
+        h_next = unary(g, "TANH", pre, [1, 4], F32)
+        return [binary(g, "ADD", t, g.const(np.array(1, I32)), [], I32), h_next, x]
+
+    return while_model([("t", [], I32, 0), ("h", [1, 4], F32, None), ("x", [1, 4], F32, None)], cond, body)
+
+
+@pytest.mark.parametrize("steps", [5, 40])
+def test_body_with_fully_connected_tanh_and_a_compound_condition(steps):
+    w = RNG.uniform(-0.6, 0.6, (4, 4)).astype(F32)
+    bias = RNG.uniform(-0.1, 0.1, (4,)).astype(F32)
+    h = RNG.uniform(-0.5, 0.5, (1, 4)).astype(F32)
+    x = RNG.uniform(-0.5, 0.5, (1, 4)).astype(F32)
+    ours, reference = compare(rnn_model(steps, w, bias, 0.7), {"h": h, "x": x})
+    assert 0 < int(reference["out_t"]) <= steps
+
+
+def test_variable_the_body_never_reads():
+    """y's next value depends only on i, so y is no input of the body graph: after
+    zero iterations it must still be its initial value, after some i * 3."""
+    model = while_model(
+        [("i", [], I32, None), ("n", [], I32, None), ("y", [2], F32, None)],
+        cond=lambda g, v: binary(g, "LESS", v[0], v[1], [], BOOL),
+        body=lambda g, v: [binary(g, "ADD", v[0], g.const(np.array(1, I32)), [], I32), v[1],
+                           binary(g, "MUL", unary(g, "CAST", v[0], [], F32), g.const(np.array([3, -3], F32)),
+                                  [2], F32)])
+    y = np.array([7.5, -1.25], F32)
+    for n in (0, 4):
+        ours, _ = compare(model, {"i": np.array(0, I32), "n": np.array(n, I32), "y": y})
+        np.testing.assert_array_equal(ours["out_y"], y if n == 0 else np.array([9, -9], F32))
+
+
+def test_nested_while():
+    """acc += sum(range(i)) for i in range(n), with the inner sum a WHILE in the outer body."""
+    w = ModelWriter()
+    main, oc, ob, ic, ib = (w.subgraph(n) for n in ("main", "outer_cond", "outer_body", "inner_cond", "inner_body"))
+    scalar = lambda g, name: g.tensor([], I32, name=name)  # noqa: E731
+    # main: (i, n, acc) -> WHILE(outer)
+    i0, n0, acc0 = scalar(main, "i"), scalar(main, "n"), scalar(main, "acc")
+    outs = [scalar(main, f"out_{k}") for k in ("i", "n", "acc")]
+    main.op("WHILE", [i0, n0, acc0], outs, options("WhileOptions", condSubgraphIndex=oc.index,
+                                                   bodySubgraphIndex=ob.index))
+    main.io([i0, n0, acc0], outs)
+    # outer cond: i < n
+    v = [scalar(oc, k) for k in "ina"]
+    oc.io(v, [binary(oc, "LESS", v[0], v[1], [], BOOL)])
+    # outer body: (j, acc) = WHILE(inner)(0, acc) with bound i; i += 1
+    v = [scalar(ob, k) for k in "ina"]
+    j0 = ob.const(np.array(0, I32))
+    inner_outs = [scalar(ob, k) for k in ("j_out", "i_out", "acc_out")]
+    ob.op("WHILE", [j0, v[0], v[2]], inner_outs, options("WhileOptions", condSubgraphIndex=ic.index,
+                                                        bodySubgraphIndex=ib.index))
+    ob.io(v, [binary(ob, "ADD", v[0], ob.const(np.array(1, I32)), [], I32), v[1], inner_outs[2]])
+    # inner cond: j < i; inner body: acc += j, j += 1
+    v = [scalar(ic, k) for k in "jia"]
+    ic.io(v, [binary(ic, "LESS", v[0], v[1], [], BOOL)])
+    v = [scalar(ib, k) for k in "jia"]
+    ib.io(v, [binary(ib, "ADD", v[0], ib.const(np.array(1, I32)), [], I32), v[1],
+              binary(ib, "ADD", v[2], v[0], [], I32)])
+    model = w.finish()
+    for n in (0, 1, 6):
+        ours, _ = compare(model, {"i": np.array(0, I32), "n": np.array(n, I32), "acc": np.array(100, I32)})
+        assert int(ours["out_acc"]) == 100 + sum(sum(range(i)) for i in range(n))
+
+
+def test_with_a_signature():
+    """The signature's subgraph is the main graph; cond and body are only reached through WHILE."""
+    model = while_model(
+        [("i", [], I32, None), ("n", [], I32, None)],
+        cond=lambda g, v: binary(g, "LESS", v[0], v[1], [], BOOL),
+        body=lambda g, v: [binary(g, "ADD", v[0], g.const(np.array(2, I32)), [], I32), v[1]], signature=True)
+    ours = webnn_run(model, {"i": np.array(1, I32), "n": np.array(8, I32)}, signature="serving_default")
+    assert int(ours["out_i"]) == 9 and int(ours["out_n"]) == 8
+
+
+# -- the operators of loop conditions, one at a time, against LiteRT -----------------------------
+
+@pytest.mark.parametrize("code", ["LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL"])
+@pytest.mark.parametrize("dtype", [F32, I32])
+def test_comparisons(code, dtype):
+    w = ModelWriter()
+    g = w.subgraph()
+    a, b = g.tensor([2, 3], dtype, name="a"), g.tensor([3], dtype, name="b")
+    y = g.tensor([2, 3], BOOL, name="y")
+    g.op(code, [a, b], [y])
+    g.io([a, b], [y])
+    va = np.array([[1, 2, 3], [3, 2, 1]], dtype)
+    vb = np.array([2, 2, 2], dtype)
+    compare(w.finish(), {"a": va, "b": vb})
+
+
+def bool_model(code, n_inputs, extra_consts=(), shape=(2, 2)):
+    """LOGICAL_* / SELECT on constant boolean inputs made from float inputs by comparisons."""
+    w = ModelWriter()
+    g = w.subgraph()
+    xs = [g.tensor(list(shape), F32, name=f"x{k}") for k in range(n_inputs)]
+    flags = [binary(g, "GREATER", x, g.const(np.zeros([1], F32)), list(shape), BOOL) for x in xs]
+    return w, g, xs, flags
+
+
+@pytest.mark.parametrize("code", ["LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT"])
+def test_logical(code):
+    w, g, xs, flags = bool_model(code, 2)
+    y = g.tensor([2, 2], BOOL, name="y")
+    g.op(code, flags if code != "LOGICAL_NOT" else flags[:1], [y])
+    g.io(xs, [y])
+    compare(w.finish(), {"x0": np.array([[1, -1], [1, -1]], F32), "x1": np.array([[1, 1], [-1, -1]], F32)})
+
+
+@pytest.mark.parametrize("code,cond_shape", [("SELECT", [2, 3]), ("SELECT", [2]), ("SELECT_V2", [3])])
+def test_select(code, cond_shape):
+    w = ModelWriter()
+    g = w.subgraph()
+    c = g.tensor(cond_shape, F32, name="c")
+    a, b = g.tensor([2, 3], F32, name="a"), g.tensor([2, 3], F32, name="b")
+    flag = binary(g, "GREATER", c, g.const(np.zeros([1], F32)), cond_shape, BOOL)
+    y = g.tensor([2, 3], F32, name="y")
+    g.op(code, [flag, a, b], [y])
+    g.io([c, a, b], [y])
+    compare(w.finish(), {"c": RNG.uniform(-1, 1, cond_shape).astype(F32), "a": RNG.uniform(-1, 1, (2, 3)).astype(F32),
+                         "b": RNG.uniform(-1, 1, (2, 3)).astype(F32)})
+
+
+@pytest.mark.parametrize("dtype", [F32, I32])
+def test_cast_to_bool_and_back(dtype):
+    w = ModelWriter()
+    g = w.subgraph()
+    x = g.tensor([5], dtype, name="x")
+    flag = unary(g, "CAST", x, [5], BOOL)
+    y = g.tensor([5], F32, name="y")
+    g.op("CAST", [flag], [y])
+    g.io([x], [y, flag])
+    compare(w.finish(), {"x": np.array([0, 2, -3, 0, 0.5 if dtype == F32 else 1], dtype)})
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+def load_error(model: bytes, kind, match: str):
+    with pytest.raises(kind, match=match) as info:
+        webnn_run(model, {})
+    return info.value
+
+
+def simple_while(w, main, cond_index, body_index, variables=1):
+    ins = [main.const(np.array(0, I32)) for _ in range(variables)]
+    outs = [main.tensor([], I32, name=f"out{k}") for k in range(variables)]
+    main.op("WHILE", ins, outs, options("WhileOptions", condSubgraphIndex=cond_index, bodySubgraphIndex=body_index))
+    main.io([], outs)
+    return outs
+
+
+def counting_subgraphs(w, limit=3):
+    """cond: i < limit; body: i + 1 (one int32 variable)."""
+    c = w.subgraph("cond")
+    i = c.tensor([], I32)
+    c.io([i], [binary(c, "LESS", i, c.const(np.array(limit, I32)), [], BOOL)])
+    b = w.subgraph("body")
+    i = b.tensor([], I32)
+    b.io([i], [binary(b, "ADD", i, b.const(np.array(1, I32)), [], I32)])
+    return c, b
+
+
+@pytest.mark.parametrize("cond_index,body_index,role", [(7, 2, "cond"), (1, 9, "body"), (-1, 2, "cond")])
+def test_bad_subgraph_index(cond_index, body_index, role):
+    w = ModelWriter()
+    main = w.subgraph("main")
+    counting_subgraphs(w)
+    simple_while(w, main, cond_index, body_index)
+    load_error(w.finish(), DataError, rf"operator 0 \(WHILE\): its {role} subgraph index -?\d+ is out of range")
+
+
+def test_self_recursive_while():
+    """The body's own operator is a WHILE whose body is that same subgraph."""
+    w = ModelWriter()
+    main = w.subgraph("main")
+    c, _ = counting_subgraphs(w)
+    b = w.subgraph("recursive_body")
+    i = b.tensor([], I32)
+    out = b.tensor([], I32)
+    b.op("WHILE", [i], [out], options("WhileOptions", condSubgraphIndex=c.index, bodySubgraphIndex=b.index))
+    b.io([i], [out])
+    simple_while(w, main, c.index, b.index)
+    error = load_error(w.finish(), DataError, "recursively")
+    assert f"subgraph {b.index} operator 0 (WHILE)" in str(error) and f"0 -> {b.index} -> {b.index}" in str(error)
+
+
+def test_while_calling_the_main_graph():
+    w = ModelWriter()
+    main = w.subgraph("main")
+    c, _ = counting_subgraphs(w)
+    simple_while(w, main, c.index, 0)
+    load_error(w.finish(), DataError, r"its body subgraph 0 .*recursively \(0 -> 0\)")
+
+
+def test_mutually_recursive_cond():
+    """cond calls a WHILE whose cond is the first cond: a cycle through cond subgraphs."""
+    w = ModelWriter()
+    main = w.subgraph("main")
+    c = w.subgraph("cond")
+    _, b = counting_subgraphs(w)
+    i = c.tensor([], I32)
+    j = c.tensor([], I32)
+    c.op("WHILE", [i], [j], options("WhileOptions", condSubgraphIndex=c.index, bodySubgraphIndex=b.index))
+    c.io([i], [binary(c, "LESS", j, c.const(np.array(3, I32)), [], BOOL)])
+    simple_while(w, main, c.index, b.index)
+    load_error(w.finish(), DataError, "recursively")
+
+
+def test_shape_changing_variable():
+    """x = concat(x, x): LiteRT runs it with dynamic tensors; WebNN cannot type it."""
+    model = while_model(
+        [("i", [], I32, None), ("x", [2], F32, None)],
+        cond=lambda g, v: binary(g, "LESS", v[0], g.const(np.array(2, I32)), [], BOOL),
+        body=lambda g, v: [binary(g, "ADD", v[0], g.const(np.array(1, I32)), [], I32),
+                           _concat(g, v[1])])
+    reference = litert_run(model, {"i": np.array(0, I32), "x": np.array([1, 2], F32)})
+    assert reference["out_x"].shape == (8,)           # LiteRT grows x: [2] -> [4] -> [8]
+    with pytest.raises(NotSupportedError, match=r"operator 0 \(WHILE\): loop variable 1 \(tensor 'out_x'\) is "
+                                                r"float32 \[2\] before an iteration and float32 \[4\] after it"):
+        webnn_run(model, {"i": np.array(0, I32), "x": np.array([1, 2], F32)})
+
+
+def _concat(g, x):
+    out = g.tensor([4], F32)
+    g.op("CONCATENATION", [x, x], [out], options("ConcatenationOptions", axis=0))
+    return out
+
+
+def test_cond_output_must_be_boolean():
+    w = ModelWriter()
+    main = w.subgraph("main")
+    _, b = counting_subgraphs(w)
+    c = w.subgraph("int_cond")
+    i = c.tensor([], I32)
+    c.io([i], [binary(c, "SUB", c.const(np.array(3, I32)), i, [], I32)])
+    simple_while(w, main, c.index, b.index)
+    load_error(w.finish(), DataError, r"its cond subgraph 3's output .* is INT32, not BOOL")
+
+
+def test_body_output_count_must_match():
+    w = ModelWriter()
+    main = w.subgraph("main")
+    c, b = counting_subgraphs(w)
+    simple_while(w, main, c.index, b.index, variables=2)    # the subgraphs take one variable
+    load_error(w.finish(), DataError, r"its body subgraph 2 has 1 outputs, it must have 2")
+
+
+def test_body_input_type_must_match():
+    w = ModelWriter()
+    main = w.subgraph("main")
+    c, b = counting_subgraphs(w)
+    x = main.const(np.array(0, F32))
+    out = main.tensor([], F32, name="out")
+    main.op("WHILE", [x], [out], options("WhileOptions", condSubgraphIndex=c.index, bodySubgraphIndex=b.index))
+    main.io([], [out])
+    load_error(w.finish(), DataError, r"its cond subgraph 1's input .* is INT32, the value passed to it is float32")
+
+
+def test_missing_while_options():
+    w = ModelWriter()
+    main = w.subgraph("main")
+    counting_subgraphs(w)
+    x = main.const(np.array(0, I32))
+    out = main.tensor([], I32, name="out")
+    main.op("WHILE", [x], [out])
+    main.io([], [out])
+    load_error(w.finish(), DataError, "it has no WhileOptions")
+
+
+def test_nesting_depth_is_bounded():
+    """30 subgraphs, each a WHILE around the next: refused at 16 levels, quickly."""
+    w = ModelWriter()
+    main = w.subgraph("main")
+    c, _ = counting_subgraphs(w)
+    levels = [w.subgraph(f"level{k}") for k in range(30)]
+    simple_while(w, main, c.index, levels[0].index)
+    for k, g in enumerate(levels):
+        i = g.tensor([], I32)
+        out = g.tensor([], I32)
+        target = levels[k + 1].index if k + 1 < len(levels) else c.index
+        g.op("WHILE", [i], [out], options("WhileOptions", condSubgraphIndex=c.index, bodySubgraphIndex=target))
+        g.io([i], [out])
+    started = time.perf_counter()
+    load_error(w.finish(), NotSupportedError, "subgraphs nest more than 16 deep")
+    assert time.perf_counter() - started < 5
+
+
+def test_exponential_expansion_is_bounded():
+    """Each level's body holds four WHILEs around the next level: 4**12 expansions,
+    cut off by the operator budget (linear in the file) instead of hanging."""
+    w = ModelWriter()
+    main = w.subgraph("main")
+    c, leaf = counting_subgraphs(w)
+    levels = [w.subgraph(f"level{k}") for k in range(12)]
+    simple_while(w, main, c.index, levels[0].index)
+    for k, g in enumerate(levels):
+        i = g.tensor([], I32)
+        x = i
+        for _ in range(4):
+            y = g.tensor([], I32)
+            target = levels[k + 1].index if k + 1 < len(levels) else leaf.index
+            g.op("WHILE", [x], [y], options("WhileOptions", condSubgraphIndex=c.index, bodySubgraphIndex=target))
+            x = y
+        g.io([i], [x])
+    started = time.perf_counter()
+    load_error(w.finish(), NotSupportedError, "expand to too many operators")
+    assert time.perf_counter() - started < 5
+
+
+# -- a runaway loop ------------------------------------------------------------------------------
+
+def runaway_model():
+    """i >= 0: i += 1 -- never false (until int32 overflows, ~2**31 iterations away)."""
+    return while_model(
+        [("i", [], I32, None)],
+        cond=lambda g, v: binary(g, "GREATER_EQUAL", v[0], g.const(np.array(0, I32)), [], BOOL),
+        body=lambda g, v: [binary(g, "ADD", v[0], g.const(np.array(1, I32)), [], I32)])
+
+
+def test_runaway_loop_stops_at_max_iterations(caplog):
+    """translate(max_iterations=...) bounds the loop: the dispatch fails with
+    OperationError (logged: WebNN cannot report dispatch errors yet) and the
+    output tensor keeps its previous contents."""
+    from webnn_py import ml
+    from webnn_py.api.builder import MLGraphBuilder
+    from webnn_py.loader.tflite import translate
+
+    async def go():
+        context = await ml.createContext()
+        builder = MLGraphBuilder(context)
+        inputs, outputs, graph_outputs = await translate(builder, runaway_model(), max_iterations=50)
+        graph = await builder.build(graph_outputs)
+        t_in = await context.createTensor({"dataType": "int32", "shape": [], "writable": True})
+        t_out = await context.createTensor({"dataType": "int32", "shape": [], "readable": True, "writable": True})
+        context.writeTensor(t_in, np.array(0, I32))
+        context.writeTensor(t_out, np.array(-7, I32))
+        context.dispatch(graph, {inputs[0].graph_name: t_in}, {outputs[0].graph_name: t_out})
+        return np.frombuffer(await context.readTensor(t_out), I32)
+
+    with caplog.at_level(logging.ERROR, logger="webnn_py"):
+        started = time.perf_counter()
+        result = asyncio.run(go())
+        elapsed = time.perf_counter() - started
+    assert result.tolist() == [-7]
+    failures = [r for r in caplog.records if r.exc_info and "dispatch failed" in r.getMessage()]
+    assert len(failures) == 1, caplog.records
+    exc = failures[0].exc_info[1]
+    assert exc.name == "OperationError" and "maxIterations (50)" in str(exc)
+    assert elapsed < 10
+    for handler in logging.getLogger("webnn_py").handlers:
+        # The failure was expected: clear it from the suite's guard (tests/conftest.py).
+        if type(handler).__name__ == "_FailOnWebNNErrors":
+            handler.records.clear()
+
+
+# -- the operator code table ---------------------------------------------------------------------
+
+def test_builtin_operator_codes_match_litert_schema():
+    """Every code the importer names (schema.BUILTIN_NAMES) means the same operator
+    in LiteRT's generated schema (LOGICAL_NOT..RANGE were once off by one)."""
+    from ai_edge_litert import schema_py_generated as schema
+
+    from webnn_py.loader.tflite.schema import BUILTIN_NAMES
+    reference = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    wrong = {code: (name, reference.get(code)) for code, name in BUILTIN_NAMES.items() if reference.get(code) != name}
+    assert not wrong
+
+
+def test_reduce_min_in_a_loop_condition():
+    """REDUCE_MIN (code 89): loop while min(x) < 1, x = x + 0.25."""
+    def cond(g, v):
+        low = g.tensor([], F32)
+        g.op("REDUCE_MIN", [v[0], g.const(np.array([0], I32))], [low], options("ReducerOptions", keepDims=False))
+        return binary(g, "LESS", low, g.const(np.array(1.0, F32)), [], BOOL)
+
+    model = while_model([("x", [3], F32, None)], cond,
+                        lambda g, v: [binary(g, "ADD", v[0], g.const(np.array([0.25], F32)), [3], F32)])
+    ours, _ = compare(model, {"x": np.array([0.1, 2.0, -0.4], F32)})
+    assert ours["out_x"].min() >= 1.0
