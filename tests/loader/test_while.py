@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -561,3 +562,36 @@ def test_reduce_min_in_a_loop_condition():
                         lambda g, v: [binary(g, "ADD", v[0], g.const(np.array([0.25], F32)), [3], F32)])
     ours, _ = compare(model, {"x": np.array([0.1, 2.0, -0.4], F32)})
     assert ours["out_x"].min() >= 1.0
+
+
+# -- in headless Chromium ------------------------------------------------------------------------
+
+def test_while_model_in_chromium(pyodide_runtime, tmp_path):
+    """The accumulating loop through navigator.ml's MLModelLoader (webnn_py on
+    Pyodide, where translate() awaits the body graph's build on the WebLoop)
+    matches LiteRT on the host."""
+    from webnn_py.serve import PolyfillServer
+    from wpt_runner.chromium import launch_chromium
+
+    a = np.full((2, 3), 1.1, F32)
+    b = np.array([0.5, 0.25, 0.125], F32)
+    model = accumulate_model(a, b, 40.0)
+    x = np.arange(6, dtype=F32).reshape(2, 3) / 10
+    (tmp_path / "while.tflite").write_bytes(model)
+    (tmp_path / "x.bin").write_bytes(x.tobytes())
+    reference = litert_run(model, {"x": x})["out_x"]
+    pages = Path(__file__).parent / "pages"
+    with PolyfillServer(root=pages, mounts={"/models/": tmp_path, "/data/": tmp_path}) as server, \
+            launch_chromium() as browser:
+        tab = browser.new_page()
+        errors = []
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+        tab.goto(f"{server.url}/loader.html")
+        tab.wait_for_function("window.loaderRun !== undefined")
+        result = tab.evaluate("(cases) => window.loaderRun(cases)", [{"model": "while.tflite", "input": "x.bin"}])
+    assert not errors, errors
+    got = result["while.tflite"]["values"]["out_x"]
+    assert got["type"] == "Float32Array" and got["dimensions"] == [2, 3]
+    ours = np.asarray(got["data"], F32).reshape(2, 3)
+    assert reference.sum() >= 40.0 > x.sum()
+    assert relative_error(ours, reference) <= 1e-5
