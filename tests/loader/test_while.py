@@ -135,6 +135,26 @@ def test_accumulating_float_tensor(limit):
         assert reference["out_x"].sum() >= limit > x.sum()
 
 
+def test_subgraph_tensors_declared_without_shapes():
+    """TF's converter writes cond/body tensors as unranked (tensor<*xf32>, shape []
+    in the file); LiteRT resizes them to the values the WHILE passes in, and so do we."""
+    w = ModelWriter()
+    main, c, b = w.subgraph("main"), w.subgraph("cond"), w.subgraph("body")
+    x = main.tensor([2, 3], F32, name="x")
+    out = main.tensor([2, 3], F32, name="out_x")
+    main.op("WHILE", [x], [out], options("WhileOptions", condSubgraphIndex=c.index, bodySubgraphIndex=b.index))
+    main.io([x], [out])
+    v = c.tensor([], F32)
+    total = c.tensor([], F32)
+    c.op("SUM", [v, c.const(np.array([0, 1], I32))], [total], options("ReducerOptions", keepDims=False))
+    c.io([v], [binary(c, "LESS", total, c.const(np.array(30, F32)), [], BOOL)])
+    v = b.tensor([], F32)
+    b.io([v], [binary(b, "ADD", binary(b, "MUL", v, b.const(np.array(1.5, F32)), [], F32),
+                      b.const(np.array([1, 2, 3], F32)), [], F32)])
+    ours, reference = compare(w.finish(), {"x": RNG.uniform(0, 1, (2, 3)).astype(F32)})
+    assert reference["out_x"].sum() >= 30
+
+
 def mixed_types_model():
     """i (int32) counts to n; acc (int64) += i; x (float32 [4]) = x * 0.5 + float(i);
     flag (bool, a constant initially true) toggles each iteration; n is a loop
