@@ -615,3 +615,30 @@ def test_while_model_in_chromium(pyodide_runtime, tmp_path):
     ours = np.asarray(got["data"], F32).reshape(2, 3)
     assert reference.sum() >= 40.0 > x.sum()
     assert relative_error(ours, reference) <= 1e-5
+
+
+# -- corrupted WHILE models ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [0, 1, 2, 0x7FFFFFFF, 0xFFFFFFFF])
+def test_hostile_words_in_a_while_model(value):
+    """Every aligned 32-bit word of a WHILE model (subgraph indices, offsets,
+    lengths) replaced by a hostile value: only DataError/NotSupportedError, each
+    load within tests/loader/test_fuzz.py's time bound."""
+    import struct
+
+    from .test_fuzz import assert_clean
+    data = mixed_types_model()
+    for position in range(0, len(data) - 3, 4):
+        corrupted = bytearray(data)
+        struct.pack_into("<I", corrupted, position, value)
+        assert_clean(bytes(corrupted), f"u32 {value:#x} at byte {position}")
+
+
+def test_byte_flips_in_a_while_model():
+    from .test_fuzz import assert_clean
+    data = counter_model()
+    rng = np.random.default_rng(5)
+    for position in range(len(data)):
+        corrupted = bytearray(data)
+        corrupted[position] ^= int(rng.integers(1, 256))
+        assert_clean(bytes(corrupted), f"byte {position} flipped")
