@@ -278,6 +278,23 @@ def test_with_a_signature():
     assert int(ours["out_i"]) == 9 and int(ours["out_n"]) == 8
 
 
+def test_subgraphs_no_while_calls_are_not_translated():
+    """A subgraph nothing calls (here with an operator we do not translate) is ignored:
+    only the main graph and what its WHILEs call are translated."""
+    w = ModelWriter()
+    main = w.subgraph("main")
+    c, b = counting_subgraphs(w, limit=5)
+    unused = w.subgraph("unused")
+    u = unused.tensor([2], F32)
+    parts = [unused.tensor([], F32), unused.tensor([], F32)]
+    unused.op("UNPACK", [u], parts, options("UnpackOptions", num=2, axis=0))
+    unused.io([u], parts)
+    simple_while(w, main, c.index, b.index)
+    model = w.finish()
+    assert int(litert_run(model, {})["out0"]) == 5
+    assert int(webnn_run(model, {})["out0"]) == 5
+
+
 # -- the operators of loop conditions, one at a time, against LiteRT -----------------------------
 
 @pytest.mark.parametrize("code", ["LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL"])
