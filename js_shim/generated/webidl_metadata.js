@@ -3469,9 +3469,16 @@ const WEBNN_IDL_METADATA = {
               "arguments": [
                 {
                   "name": "modelBuffer",
-                  "type": "ArrayBuffer",
+                  "type": "BufferSource",
                   "optional": false,
                   "variadic": false
+                },
+                {
+                  "name": "options",
+                  "type": "MLModelLoadOptions",
+                  "optional": true,
+                  "variadic": false,
+                  "default": {}
                 }
               ],
               "returnType": "Promise<MLModel>"
@@ -3582,7 +3589,8 @@ const WEBNN_IDL_METADATA = {
       "linear"
     ],
     "MLModelFormat": [
-      "tflite"
+      "tflite",
+      "openvino"
     ],
     "MLDevicePreference": [
       "auto",
@@ -6057,6 +6065,29 @@ const WEBNN_IDL_METADATA = {
           "type": "MLDataType",
           "required": true,
           "declaredIn": "MLTensorInfo"
+        }
+      ]
+    },
+    "MLModelLoadOptions": {
+      "inherits": null,
+      "members": [
+        {
+          "name": "maxIterations",
+          "type": "[EnforceRange] unsigned long",
+          "required": false,
+          "declaredIn": "MLModelLoadOptions"
+        },
+        {
+          "name": "signature",
+          "type": "DOMString",
+          "required": false,
+          "declaredIn": "MLModelLoadOptions"
+        },
+        {
+          "name": "weights",
+          "type": "BufferSource",
+          "required": false,
+          "declaredIn": "MLModelLoadOptions"
         }
       ]
     }

@@ -27,7 +27,7 @@ MLLstmWeightLayout = ('iofg', 'ifgo')
 MLPaddingMode = ('constant', 'edge', 'reflection')
 MLRoundingType = ('floor', 'ceil')
 MLInterpolationMode = ('nearest-neighbor', 'linear')
-MLModelFormat = ('tflite',)
+MLModelFormat = ('tflite', 'openvino')
 MLDevicePreference = ('auto', 'gpu', 'cpu')
 MLDataType = ('unknown', 'int64', 'uint64', 'float64', 'int32', 'uint32', 'float32', 'int16', 'uint16', 'float16', 'int8', 'uint8', 'bool')
 
@@ -526,6 +526,11 @@ DICTIONARIES = {
         M('dimensions', 'sequence<unsigned long>', T('sequence', (T('unsigned long'),)), required=True, declared_in='MLTensorInfo'),
         M('name', 'DOMString', T('DOMString'), required=True, declared_in='MLTensorInfo'),
         M('type', 'MLDataType', T('MLDataType'), required=True, declared_in='MLTensorInfo'),
+    )),
+    'MLModelLoadOptions': Dictionary('MLModelLoadOptions', None, (
+        M('maxIterations', '[EnforceRange] unsigned long', T('unsigned long', ext=('EnforceRange',)), declared_in='MLModelLoadOptions'),
+        M('signature', 'DOMString', T('DOMString'), declared_in='MLModelLoadOptions'),
+        M('weights', 'BufferSource', T('BufferSource'), declared_in='MLModelLoadOptions'),
     )),
 }
 
@@ -1376,7 +1381,8 @@ INTERFACES = {
         operations={
             'load': (
                 O((
-                    A('modelBuffer', 'ArrayBuffer', T('ArrayBuffer')),
+                    A('modelBuffer', 'BufferSource', T('BufferSource')),
+                    A('options', 'MLModelLoadOptions', T('MLModelLoadOptions'), optional=True, default={}),
                 ), return_type='Promise<MLModel>'),
             ),
         },

@@ -8,7 +8,27 @@ the context's timeline with everything else.
 Where the draft is loose or contradicts itself we chose (see idl/model_loader.idl):
   * load() takes an ArrayBuffer or any view of one (the draft's IDL says
     ArrayBuffer; its prose only says "from an ArrayBuffer"), and a second,
-    optional {signature: "key"} to pick a TFLite signature (default: the first);
+    optional MLModelLoadOptions: {signature: "key"} picks a TFLite signature
+    (default: the first); {weights: bin} gives an OpenVINO IR's .bin (any
+    BufferSource: an ArrayBuffer or typed array in a page, bytes / a numpy
+    array / a memoryview on the host); {maxIterations: n} bounds every loop in
+    the model (TFLite WHILE, OpenVINO Loop): compute() rejects with an
+    OperationError when a loop would run more (default: MLLoopOptions'
+    1,000,000);
+  * the format is told by the content, not by the context's modelFormat (a
+    context option the draft gives, which we accept with "tflite" and
+    "openvino" but which a context does not need): an OpenVINO IR .xml starts
+    with "<" (after an optional byte order mark and white space), anything
+    else is read as a TFLite flatbuffer;
+  * OpenVINO IR models may have dynamic shapes (dynamic Parameter dimensions,
+    Loops whose concatenated outputs depend on run-time data): they are built
+    per concrete input shapes and loop iteration counts, and cached
+    (loader/openvino/model.py). inputs()/outputs() report a dimension that
+    is not known until compute() as 0; compute()'s results carry the real
+    dimensions, which may include 0 (a loop that ran zero times concatenates
+    nothing). Boolean IR tensors are uint8 0/1 data (WebNN has no boolean);
+  * compute() rejects with the failure's error (an OperationError for a
+    runaway loop) when running the graph fails, where dispatch() can only log;
   * compute(inputs) takes a record by input name, or, when the model has one
     input, that input's {data, dimensions} alone (§3 example 1);
   * compute(inputs, outputs) (§3 example 3) fills the caller's output buffers
@@ -28,9 +48,9 @@ from ..api.builder import MLGraphBuilder
 from ..api.context import MLContext
 from ..api.idl import operation, register_interface
 from ..base.datatypes import DATA_TYPES
-from ..base.errors import InvalidStateError
+from ..base.errors import InvalidStateError, OperationError
 from ..bindings import convert, convert_dictionary, js_kind
-from . import tflite
+from . import openvino, tflite
 
 # TFLite tensor type name -> MLDataType (the draft's enum).
 _MODEL_DATA_TYPES = {
@@ -52,17 +72,23 @@ class MLModelLoader:
         """load(modelBuffer): parse, translate into a graph, build it; resolves to an MLModel."""
         started = time.perf_counter()
         source = convert(model_buffer, "BufferSource", "load: modelBuffer")
-        signature = None
-        if options is not None and js_kind(options) not in ("undefined", "null"):
-            extra = convert(options, "record<DOMString, DOMString>", "load: options")
-            signature = extra.get("signature")
+        extra = convert_dictionary("MLModelLoadOptions", options, "load: options")
+        signature = extra.get("signature")
+        max_iterations = extra.get("maxIterations")
         context = self._context
         if context._is_lost:
             raise InvalidStateError("load: the context is lost")
-        # The draft's modelFormat is a context option whose only value is "tflite".
         data = source.to_bytes()
+        if openvino.looks_like_ir(data):
+            weights = extra.get("weights")
+            ir_model = await openvino.load(context, data, weights.to_bytes() if weights is not None else b"",
+                                           max_iterations)
+            model = MLModel(context, None, [], [], {}, {}, runner=ir_model)
+            model._load_seconds = time.perf_counter() - started
+            return model
         builder = MLGraphBuilder(context)
-        inputs, outputs, graph_outputs = await tflite.translate(builder, data, signature)
+        inputs, outputs, graph_outputs = await tflite.translate(builder, data, signature,
+                                                                max_iterations=max_iterations)
         graph = await builder.build(graph_outputs)
         input_tensors = {}
         for info in inputs:
@@ -78,8 +104,9 @@ class MLModelLoader:
 
 
 class MLModel:
-    def __init__(self, context, graph, inputs, outputs, input_tensors, output_tensors):
+    def __init__(self, context, graph, inputs, outputs, input_tensors, output_tensors, runner=None):
         self._context = context
+        self._runner = runner        # an openvino.IRModel, which builds and runs its own graphs
         self._graph = graph
         self._inputs = inputs
         self._outputs = outputs
@@ -88,14 +115,20 @@ class MLModel:
 
     @operation("MLModel")
     def inputs(self) -> list[dict]:
+        if self._runner is not None:
+            return self._runner.inputs()
         return [_info(i) for i in self._inputs]
 
     @operation("MLModel")
     def outputs(self) -> list[dict]:
+        if self._runner is not None:
+            return self._runner.outputs()
         return [_info(o) for o in self._outputs]
 
     async def compute(self, inputs=None, outputs=None):
         """compute(inputs) and compute(inputs, outputs); see the module docstring."""
+        if self._runner is not None:
+            return await self._compute_runner(inputs, outputs)
         if self._context._is_lost or self._graph._is_destroyed:
             raise InvalidStateError("compute: the model's context is lost")
         given = _tensors_by_name("inputs", inputs, self._inputs)
@@ -112,22 +145,90 @@ class MLModel:
         for info in self._inputs:
             if info.graph_name in used:
                 context.writeTensor(self._input_tensors[info.graph_name], given[info.name]["data"].source)
-        context.dispatch(self._graph, {k: v for k, v in self._input_tensors.items() if k in used},
-                         self._output_tensors)
+        # The model's own tensors match its graph by construction, so dispatch's
+        # checks are skipped; unlike dispatch(), which can only log a failure
+        # (WebNN issue #778), compute() is told of it and rejects.
+        failures: list = []
+        context._enqueue_dispatch(self._graph, {k: v for k, v in self._input_tensors.items() if k in used},
+                                  dict(self._output_tensors), on_failure=failures.append)
         if into is not None:
             pending = [context.readTensor(self._output_tensors[o.graph_name], into[o.name]["data"].source)
                        for o in self._outputs]
             for promise in pending:
                 await promise
+            _raise_failure(failures)
             return None
         pending = [(o, context.readTensor(self._output_tensors[o.graph_name])) for o in self._outputs]
         results = {}
         for info, promise in pending:
             data = np.frombuffer(bytes(await promise), dtype=DATA_TYPES[info.data_type].numpy).copy()
             results[info.name] = {"data": data, "dimensions": list(info.shape)}
+        _raise_failure(failures)
         if len(results) == 1:
             return next(iter(results.values()))
         return results
+
+
+    async def _compute_runner(self, inputs, outputs):
+        """compute() of a model that builds its graphs per input shapes (OpenVINO IR)."""
+        if self._context._is_lost:
+            raise InvalidStateError("compute: the model's context is lost")
+        runner = self._runner
+        in_infos, out_infos = runner.inputs(), runner.outputs()
+        given = _tensors_by_name("inputs", inputs, [_Named(i["name"]) for i in in_infos])
+        arrays = {}
+        for info in in_infos:
+            tensor = given[info["name"]]
+            data_type = _data_type_of(tensor["data"], info["type"])
+            dims = [int(d) for d in tensor["dimensions"]]
+            runner.check_input(info["name"], data_type, dims)
+            dt = DATA_TYPES[data_type]
+            expected = int(np.prod(dims, dtype=np.int64)) * dt.byte_size
+            if tensor["data"].byte_length != expected:
+                raise TypeError(f"compute: input {info['name']!r} holds {tensor['data'].byte_length} bytes, "
+                                f"{dims} {data_type} needs {expected}")
+            arrays[info["name"]] = np.frombuffer(tensor["data"].to_bytes(), dtype=dt.numpy).reshape(dims)
+        into = None
+        if outputs is not None and js_kind(outputs) != "undefined":
+            into = _tensors_by_name("outputs", outputs, [_Named(o["name"]) for o in out_infos])
+        results = await runner.run(arrays)
+        if into is not None:
+            for name, array in results.items():
+                target = into[name]
+                if list(target["dimensions"]) != list(array.shape) or target["data"].byte_length != array.nbytes:
+                    raise TypeError(f"compute: output {name!r} is {list(array.shape)} ({array.nbytes} bytes); the "
+                                    f"buffer given is {list(target['dimensions'])} ({target['data'].byte_length} "
+                                    "bytes)")
+            for name, array in results.items():
+                into[name]["data"].copy_from(np.ascontiguousarray(array))
+            return None
+        out = {name: {"data": array.reshape(-1), "dimensions": list(array.shape)} for name, array in results.items()}
+        if len(out) == 1:
+            return next(iter(out.values()))
+        return out
+
+
+class _Named:
+    def __init__(self, name):
+        self.name = name
+
+
+def _data_type_of(data, expected: str) -> str:
+    """The MLOperandDataType of a typed array (Uint16Array is float16 where float16 is expected)."""
+    if expected == "float16" and data.element_type == "Uint16Array":
+        return "float16"
+    for name, dt in DATA_TYPES.items():
+        if dt.view_type == data.element_type:
+            return name
+    return str(data.element_type)
+
+
+def _raise_failure(failures: list) -> None:
+    if failures:
+        exc = failures[0]
+        if isinstance(exc, OperationError):
+            raise exc
+        raise OperationError(f"compute: running the model failed: {exc}")
 
 
 def _info(info) -> dict:

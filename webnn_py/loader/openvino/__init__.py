@@ -1,0 +1,34 @@
+"""The OpenVINO IR importer: an IR v10/v11 model (.xml with its .bin weights)
+translated into ordinary MLGraphBuilder calls.
+
+  ir.py               the safe XML reader: layers, edges, bounds-checked constants
+  translate.py        the walk over a graph, values (operand / constant / empty)
+  ops_elementwise.py  arithmetic, comparisons, logic, Select, activations, Convert, Softmax
+  ops_shape.py        Concat, Reshape, Squeeze, Unsqueeze, Transpose, Gather, StridedSlice
+  ops_nn.py           MatMul, Convolution
+  loop.py             Loop-5 onto the builder's `loop`
+  model.py            specialisation per input shapes and Loop iteration counts, and running
+"""
+from __future__ import annotations
+
+from . import ops_elementwise, ops_nn, ops_shape
+from .model import IRModel
+
+TRANSLATORS: dict = {}
+for _module in (ops_elementwise, ops_nn, ops_shape):
+    TRANSLATORS.update(_module.TRANSLATORS)
+
+
+def looks_like_ir(data: bytes) -> bool:
+    """An IR .xml starts (after an optional UTF-8 byte order mark and white space)
+    with '<'; a TFLite flatbuffer starts with a 4-byte offset, never with that."""
+    head = data[:64]
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    return head.lstrip(b" \t\r\n").startswith(b"<")
+
+
+async def load(context, xml: bytes, weights: bytes, max_iterations: int | None = None) -> IRModel:
+    model = IRModel(context, xml, weights, TRANSLATORS, max_iterations)
+    await model.prepare()
+    return model

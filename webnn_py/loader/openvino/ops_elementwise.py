@@ -1,0 +1,130 @@
+"""Element-wise IR operations: arithmetic, comparisons, logic, Select, activations,
+Convert and Softmax (OpenVINO opset1-opset13 semantics).
+
+OpenVINO's "numpy" auto-broadcast is WebNN's bidirectional broadcast (§7.7.4
+"bidirectionally broadcasting"), so those ops map one to one; "none" demands
+equal shapes, which is checked here.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ir import ELEMENT_TYPES
+
+# Results of these folds on constants are exact in numpy, so shape computations
+# written as Consts + arithmetic stay constants.
+_FOLD = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply}
+
+
+def _broadcast_check(t, a, b) -> None:
+    mode = t.layer.data.get("auto_broadcast", "numpy").lower()
+    if mode == "none":
+        if t.shape(a) != t.shape(b):
+            raise t.malformed(f'auto_broadcast "none" needs equal shapes, got {list(t.shape(a))} and '
+                              f"{list(t.shape(b))}")
+    elif mode != "numpy":
+        raise t.unsupported(f"auto_broadcast {mode!r} is not supported (numpy and none are)")
+
+
+def _binary(method: str):
+    def translate(t, inputs):
+        a, b = _two(t, inputs)
+        _broadcast_check(t, a, b)
+        fold = _FOLD.get(t.layer.type)
+        if fold is not None and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype:
+            return [fold(a, b).astype(a.dtype)]
+        return [getattr(t.b, method)(t.operand(a), t.operand(b))]
+    return translate
+
+
+def _two(t, inputs):
+    if len(inputs) != 2:
+        raise t.malformed(f"{t.layer.type} takes 2 inputs, not {len(inputs)}")
+    return inputs
+
+
+def divide(t, inputs):
+    a, b = _two(t, inputs)
+    _broadcast_check(t, a, b)
+    x, y = t.operand(a), t.operand(b)
+    q = t.b.div(x, y)
+    python_division = t.layer.data.get("m_pythondiv", "true").lower() in ("true", "1")
+    if t.data_type(a) in ("float32", "float16") or not python_division:
+        return [q]
+    # Divide-1 with m_pythondiv (the default): integer division rounds toward -inf
+    # (Python's //), WebNN's div truncates; subtract 1 where the remainder is
+    # non-zero and its sign differs from the divisor's.
+    zero = t.operand(np.zeros((), dtype=np.dtype(t.data_type(a))))
+    remainder = t.b.sub(x, t.b.mul(q, y))
+    adjust = t.b.logicalAnd(t.b.notEqual(remainder, zero),
+                            t.b.logicalXor(t.b.lesser(remainder, zero), t.b.lesser(y, zero)))
+    return [t.b.sub(q, t.b.cast(adjust, t.data_type(a)))]
+
+
+def _unary(method: str):
+    def translate(t, inputs):
+        if len(inputs) != 1:
+            raise t.malformed(f"{t.layer.type} takes 1 input, not {len(inputs)}")
+        return [getattr(t.b, method)(t.operand(inputs[0]))]
+    return translate
+
+
+def select(t, inputs):
+    if len(inputs) != 3:
+        raise t.malformed(f"Select takes 3 inputs, not {len(inputs)}")
+    condition, then, otherwise = inputs
+    mode = t.layer.data.get("auto_broadcast", "numpy").lower()
+    if mode == "none" and not (t.shape(condition) == t.shape(then) == t.shape(otherwise)):
+        raise t.malformed('auto_broadcast "none" needs equal shapes')
+    if mode not in ("none", "numpy"):
+        raise t.unsupported(f"auto_broadcast {mode!r} is not supported (numpy and none are)")
+    if t.data_type(condition) != "uint8":
+        raise t.malformed(f"the condition is {t.data_type(condition)}, not boolean")
+    return [t.b.where(t.operand(condition), t.operand(then), t.operand(otherwise))]
+
+
+def convert(t, inputs):
+    if len(inputs) != 1:
+        raise t.malformed(f"Convert takes 1 input, not {len(inputs)}")
+    target = t.layer.data.get("destination_type")
+    if target not in ELEMENT_TYPES:
+        raise t.unsupported(f"destination_type {target!r} is not supported (supported: {', '.join(ELEMENT_TYPES)})")
+    (value,) = inputs
+    if isinstance(value, np.ndarray):
+        if target == "boolean":
+            return [(value != 0).astype(np.uint8)]
+        if value.dtype.kind == "f" and np.dtype(ELEMENT_TYPES[target][0]).kind in "iu":
+            value = np.trunc(value)        # Convert-1: float -> integer rounds toward zero
+        return [value.astype(ELEMENT_TYPES[target][0])]
+    if target == "boolean":
+        # Non-zero is true; WebNN booleans are uint8 0/1.
+        zero = t.operand(np.zeros((), dtype=np.dtype(t.data_type(value))))
+        return [t.b.notEqual(value, zero)]
+    data_type = ELEMENT_TYPES[target][1]
+    if data_type == value.dataType:
+        return [value]
+    return [t.b.cast(value, data_type)]
+
+
+def softmax(t, inputs):
+    if len(inputs) != 1:
+        raise t.malformed(f"Softmax takes 1 input, not {len(inputs)}")
+    x = t.operand(inputs[0])
+    rank = len(x.shape)
+    # Softmax-1: axis in [0, rank); Softmax-8: [-rank, rank), negative from the end.
+    axis = t.attr_int("axis", 1)
+    if t.layer.version == "opset1" and axis < 0:
+        raise t.malformed(f"Softmax-1 takes a non-negative axis, not {axis}")
+    return [t.b.softmax(x, t.axis(axis, rank))]
+
+
+TRANSLATORS = {
+    "Add": _binary("add"), "Subtract": _binary("sub"), "Multiply": _binary("mul"), "Divide": divide,
+    "Less": _binary("lesser"), "Greater": _binary("greater"), "Equal": _binary("equal"),
+    "LessEqual": _binary("lesserOrEqual"), "GreaterEqual": _binary("greaterOrEqual"),
+    "NotEqual": _binary("notEqual"), "Maximum": _binary("max"), "Minimum": _binary("min"),
+    "LogicalAnd": _binary("logicalAnd"), "LogicalOr": _binary("logicalOr"), "LogicalXor": _binary("logicalXor"),
+    "LogicalNot": _unary("logicalNot"),
+    "Relu": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
+    "Select": select, "Convert": convert, "Softmax": softmax,
+}
