@@ -116,16 +116,27 @@ def record_operator_coverage(request, monkeypatch):
     from webnn_py.runtime.plan import ExecutionPlan
 
     seen: set[tuple[str, str]] = set()
-    execute = ExecutionPlan.execute
+    execute, execute_iter = ExecutionPlan.execute, ExecutionPlan.execute_iter
 
-    def recording_execute(self, inputs):
-        for step in self.steps:
-            first = next((v for v in step.node.inputs if v is not None), None)
-            data_type = first.descriptor.data_type if first is not None else step.output_descriptors[0].data_type
-            seen.add((step.node.kind, data_type))
-        return execute(self, inputs)
+    def record(plan):
+        # Fused steps compute several nodes; folded nodes ran when the graph was built.
+        nodes = [n for step in plan.steps for n in (step.nodes or (step.node,))] + list(plan.folded_nodes)
+        for node in nodes:
+            first = next((v for v in node.inputs if v is not None), None)
+            data_type = first.descriptor.data_type if first is not None else node.outputs[0].descriptor.data_type
+            seen.add((node.kind, data_type))
+
+    def recording_execute(self, inputs, *args, **kwargs):
+        record(self)
+        return execute(self, inputs, *args, **kwargs)
+
+    def recording_execute_iter(self, inputs, *args, **kwargs):
+        # dispatch() walks execute_iter (cooperative scheduling).
+        record(self)
+        return execute_iter(self, inputs, *args, **kwargs)
 
     monkeypatch.setattr(ExecutionPlan, "execute", recording_execute)
+    monkeypatch.setattr(ExecutionPlan, "execute_iter", recording_execute_iter)
     yield
     if getattr(request.node, "operator_test_passed", False):
         COVERAGE.update(seen)

@@ -29,12 +29,13 @@ async def _sliced_context():
 
 
 async def _chain(context, n):
-    """y = x + 1 + 1 + ... (n adds): n steps, so n slices."""
+    """y = x + 1 + 1 + ... (n adds): n steps, so n slices. Each step is max(y + 1, y):
+    y is read twice, so the compiler cannot fuse the chain into fewer steps."""
     builder = webnn_py.MLGraphBuilder(context)
     x = builder.input("x", F32)
     y = x
     for _ in range(n):
-        y = builder.add(y, builder.constant("float32", 1))
+        y = builder.max(builder.add(y, builder.constant("float32", 1)), y)
     return await builder.build({"y": y})
 
 

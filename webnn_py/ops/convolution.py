@@ -14,6 +14,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..base.descriptor import MAX_DIMENSION, OperandDescriptor
+from .matmul import gemm
 from .registry import FLOATS, BuildContext, TensorLimits, compute_type, register
 
 
@@ -172,31 +173,193 @@ def build_conv2d(ctx: BuildContext, input, filter, options: dict):
     return ctx.emit([input, filter, bias], [OperandDescriptor(input_desc.data_type, shape)], attributes)[0]
 
 
+def conv2d_filter_oihw(w: np.ndarray, filter_layout: str) -> np.ndarray:
+    """The filter as a contiguous OIHW array (the one layout the computation uses)."""
+    return np.ascontiguousarray(w.transpose(_CONV_FILTER_TO_OIHW[filter_layout]))
+
+
+class Conv2dPlan:
+    """conv2d specialised to one input shape, options and (OIHW, compute-type) filter:
+    the filter is re-laid out into the matrix its path needs once, when the plan is
+    made (at build() for a constant filter), so calls only move activations.
+
+    Paths, all in the input's own layout (no transposes of activations):
+      * depthwise (groups == input channels == output channels): the sum over the
+        kh*kw taps of a shifted strided slice times the per-channel weights;
+      * 1x1, stride 1, no padding, groups 1: one plain GEMM on the input as it is;
+      * groups 1, any other filter: im2col into a bounded buffer, a block of output
+        rows at a time, and a GEMM per block;
+      * other grouped convolutions: im2col over windows with one batched product.
+    """
+
+    # Size of one im2col block (elements): bounds the extra memory of large convolutions.
+    BLOCK_ELEMENTS = 1 << 21
+
+    def __init__(self, input_shape, w_oihw: np.ndarray, attributes: dict, output_shape):
+        self.layout = attributes["inputLayout"]
+        self.groups = attributes["groups"]
+        self.padding = attributes["padding"]
+        self.strides, self.dilations = attributes["strides"], attributes["dilations"]
+        self.batches, self.channels, self.height, self.width = split_layout(input_shape, self.layout)
+        _, _, self.out_h, self.out_w = split_layout(output_shape, self.layout)
+        self.output_shape = tuple(output_shape)
+        o, cg, kh, kw = w_oihw.shape
+        self.out_channels, self.kh, self.kw = o, kh, kw
+        nchw = self.layout == "nchw"
+        if self.groups == 1:
+            self.path = ("pointwise" if (kh, kw) == (1, 1) and self.strides == [1, 1]
+                         and not any(self.padding) else "im2col")
+            # im2col columns are ordered (c, i, j) for NCHW and (i, j, c) for NHWC.
+            self.matrix = (np.ascontiguousarray(w_oihw.reshape(o, cg * kh * kw)) if nchw else
+                           np.ascontiguousarray(w_oihw.transpose(2, 3, 1, 0).reshape(kh * kw * cg, o)))
+        elif cg == 1 and o == self.groups:
+            self.path = "depthwise"
+            # Per tap, the channel weights broadcast against an NCHW or NHWC slice.
+            taps = w_oihw.reshape(o, kh * kw).T
+            self.taps = np.ascontiguousarray(taps[:, :, None, None] if nchw else taps[:, None, None, :])
+        else:
+            self.path = "grouped"
+            og = o // self.groups
+            self.matrix = np.ascontiguousarray(w_oihw.reshape(self.groups, og, cg * kh * kw).transpose(0, 2, 1))
+
+    def _padded(self, x: np.ndarray) -> np.ndarray:
+        pt, pb, pl, pr = self.padding
+        if not (pt or pb or pl or pr):
+            return x
+        if self.layout == "nchw":
+            return np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+        return np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+
+    def _tap(self, xp: np.ndarray, i: int, j: int, rows: slice | None = None) -> np.ndarray:
+        """The input elements tap (i, j) meets for every output position (a strided view)."""
+        (sh, sw), (dh, dw) = self.strides, self.dilations
+        r0, r1 = (0, self.out_h) if rows is None else (rows.start, rows.stop)
+        ys = slice(i * dh + r0 * sh, i * dh + (r1 - 1) * sh + 1, sh)
+        xs = slice(j * dw, j * dw + (self.out_w - 1) * sw + 1, sw)
+        return xp[:, :, ys, xs] if self.layout == "nchw" else xp[:, ys, xs, :]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """The convolution of `x` (compute type, the input's layout), without bias, as a
+        fresh contiguous array in the output's layout."""
+        if self.path == "pointwise":
+            return self._pointwise(x)
+        if self.path == "depthwise":
+            return self._depthwise(self._padded(x))
+        if self.path == "im2col":
+            return self._im2col(self._padded(x))
+        return self._grouped(x)
+
+    def _pointwise(self, x: np.ndarray) -> np.ndarray:
+        n, c, hw = self.batches, self.channels, self.height * self.width
+        if self.layout == "nchw":
+            # [O, C] x [C, H*W] -> [O, H*W] for each batch.
+            x = x.reshape(n, c, hw)
+            if n == 1:
+                return gemm(self.matrix, x[0]).reshape(self.output_shape)
+            return np.stack([gemm(self.matrix, x[b]) for b in range(n)]).reshape(self.output_shape)
+        return gemm(x.reshape(n * hw, c), self.matrix).reshape(self.output_shape)
+
+    def _depthwise(self, xp: np.ndarray) -> np.ndarray:
+        out = np.empty(self.output_shape, xp.dtype)
+        scratch = np.empty(self.output_shape, xp.dtype)
+        taps = iter(self.taps)
+        for i in range(self.kh):
+            for j in range(self.kw):
+                weight = next(taps)
+                if i == 0 and j == 0:
+                    np.multiply(self._tap(xp, i, j), weight, out=out)
+                else:
+                    np.multiply(self._tap(xp, i, j), weight, out=scratch)
+                    out += scratch
+        return out
+
+    def _im2col(self, xp: np.ndarray) -> np.ndarray:
+        n, c, o, kh, kw, ow = self.batches, self.channels, self.out_channels, self.kh, self.kw, self.out_w
+        depth = c * kh * kw
+        block = max(1, min(self.out_h, self.BLOCK_ELEMENTS // max(1, depth * ow * (1 if self.layout == "nchw" else n))))
+        out = np.empty(self.output_shape, xp.dtype)
+        if self.layout == "nchw":
+            cols = np.empty((c, kh, kw, block, ow), xp.dtype)
+            flat_out = out.reshape(n, o, self.out_h * ow)
+            for b in range(n):
+                for r0 in range(0, self.out_h, block):
+                    rows = slice(r0, min(r0 + block, self.out_h))
+                    count = rows.stop - r0
+                    part = cols[:, :, :, :count]
+                    for i in range(kh):
+                        for j in range(kw):
+                            part[:, i, j] = self._tap(xp[b:b + 1], i, j, rows)[0]
+                    product = gemm(self.matrix, part.reshape(depth, count * ow))
+                    flat_out[b, :, r0 * ow:rows.stop * ow] = product
+        else:
+            cols = np.empty((n, block, ow, kh, kw, c), xp.dtype)
+            for r0 in range(0, self.out_h, block):
+                rows = slice(r0, min(r0 + block, self.out_h))
+                count = rows.stop - r0
+                part = cols[:, :count]
+                for i in range(kh):
+                    for j in range(kw):
+                        part[:, :, :, i, j] = self._tap(xp, i, j, rows)
+                product = gemm(part.reshape(n * count * ow, depth), self.matrix)
+                out[:, rows] = product.reshape(n, count, ow, o)
+        return out
+
+    def _grouped(self, x: np.ndarray) -> np.ndarray:
+        groups, n, o = self.groups, self.batches, self.out_channels
+        out_h, out_w, kh, kw = self.out_h, self.out_w, self.kh, self.kw
+        x = to_nchw(x, self.layout)
+        pt, pb, pl, pr = self.padding
+        x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+        cg = self.channels // groups
+        windows = spatial_windows(x, (kh, kw), self.strides, self.dilations, (out_h, out_w))
+        # im2col: rows are (group, n, oh, ow), columns (channel in group, kh, kw).
+        cols = windows.reshape(n, groups, cg, out_h, out_w, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6) \
+            .reshape(groups, n * out_h * out_w, cg * kh * kw)
+        result = np.matmul(cols, self.matrix)                                     # [G, n*oh*ow, og]
+        result = result.reshape(groups, n, out_h, out_w, o // groups).transpose(1, 0, 4, 2, 3) \
+            .reshape(n, o, out_h, out_w)
+        return np.ascontiguousarray(from_nchw(result, self.layout))
+
+    def add_bias(self, y: np.ndarray, bias: np.ndarray) -> None:
+        """y += bias along the output channels, in place."""
+        y += bias.reshape(-1, 1, 1) if self.layout == "nchw" else bias
+
+
+def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | None, attributes: dict,
+                   output_desc: OperandDescriptor):
+    """A conv2d kernel specialised once (§8.9.10): with a constant filter, its
+    re-layout happens here rather than on every call. Returns the kernel."""
+    ctype = compute_type(input_desc.type.numpy)
+    out_dtype = input_desc.type.numpy
+    fixed = None
+    if filter_array is not None:
+        w = conv2d_filter_oihw(filter_array, attributes["filterLayout"]).astype(ctype, copy=False)
+        fixed = Conv2dPlan(input_desc.shape, w, attributes, output_desc.shape)
+
+    def kernel(inputs, _attributes, outputs):
+        x, w, bias = inputs
+        plan = fixed
+        if plan is None:
+            w = conv2d_filter_oihw(w, attributes["filterLayout"]).astype(ctype, copy=False)
+            plan = Conv2dPlan(x.shape, w, attributes, outputs[0].shape)
+        y = plan(x.astype(ctype, copy=False))
+        if bias is not None:
+            plan.add_bias(y, bias.astype(ctype, copy=False))
+        return [y.astype(out_dtype, copy=False)]
+    kernel.plan = fixed
+    return kernel
+
+
 def conv2d_kernel(inputs, attributes, outputs):
-    """im2col + one batched matrix product per call (batched over groups)."""
-    x, w, bias = inputs
-    out_dtype = x.dtype
-    ctype = compute_type(out_dtype)
-    x = to_nchw(x, attributes["inputLayout"]).astype(ctype, copy=False)
-    w = w.transpose(_CONV_FILTER_TO_OIHW[attributes["filterLayout"]]).astype(ctype, copy=False)
-    groups = attributes["groups"]
-    pt, pb, pl, pr = attributes["padding"]
-    strides, dilations = attributes["strides"], attributes["dilations"]
-    n, c = x.shape[:2]
-    o, cg, kh, kw = w.shape
-    og = o // groups
-    out_h, out_w = (outputs[0].shape[2:] if attributes["inputLayout"] == "nchw" else outputs[0].shape[1:3])
-    x = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-    windows = spatial_windows(x, (kh, kw), strides, dilations, (out_h, out_w))  # [N, C, oh, ow, kh, kw]
-    # im2col: rows are (group, n, oh, ow), columns (channel in group, kh, kw).
-    cols = windows.reshape(n, groups, cg, out_h, out_w, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6) \
-        .reshape(groups, n * out_h * out_w, cg * kh * kw)
-    kernel = w.reshape(groups, og, cg * kh * kw).transpose(0, 2, 1)          # [G, cg*kh*kw, og]
-    result = np.matmul(cols, kernel)                                          # [G, n*oh*ow, og]
-    result = result.reshape(groups, n, out_h, out_w, og).transpose(1, 0, 4, 2, 3).reshape(n, o, out_h, out_w)
-    if bias is not None:
-        result = result + bias.astype(ctype).reshape(1, o, 1, 1)
-    return [np.ascontiguousarray(from_nchw(result, attributes["inputLayout"])).astype(out_dtype, copy=False)]
+    """§8.9.10's computation, for a filter given at call time (see Conv2dPlan)."""
+    x, w, _ = inputs
+    ctype = compute_type(x.dtype)
+    w = conv2d_filter_oihw(w, attributes["filterLayout"]).astype(ctype, copy=False)
+    plan = Conv2dPlan(x.shape, w, attributes, outputs[0].shape)
+    y = plan(x.astype(ctype, copy=False))
+    if inputs[2] is not None:
+        plan.add_bias(y, inputs[2].astype(ctype, copy=False))
+    return [y.astype(x.dtype, copy=False)]
 
 
 register("conv2d", build=build_conv2d, kernel=conv2d_kernel,

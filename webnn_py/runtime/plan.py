@@ -1,104 +1,138 @@
-"""Compile the recorded graph into a flat execution plan and run it.
+"""The executor: a compiled graph as a flat list of steps, and the walk over it.
 
-Compilation walks back from the outputs (the traversal of §8.9.4 build()
-step 9), orders nodes topologically once, and assigns every value a slot in a
-list, so executing is a walk over a list of kernel calls with no graph work.
+build() compiles the recorded graph once (runtime/compiler: topological order,
+constant folding, constant re-layout, fusion, liveness); what is left for a
+dispatch is a walk over `steps`, each a kernel call on the arrays in numbered
+slots. Nothing is looked up, checked or laid out per dispatch.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from time import perf_counter
 from types import GeneratorType
-from typing import Generator, Mapping
+from typing import Callable, Generator, Mapping
 
 import numpy as np
 
 from ..base.descriptor import OperandDescriptor
-from ..ops import operator_kind
 from .ir import Node, Value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Step:
+    """One kernel call. `kernel(arrays, node.attributes, output_descriptors)` returns
+    the output arrays (or a generator returning them, e.g. loop). A fused step
+    computes several graph nodes (`nodes`); its kernel was specialised when the
+    graph was compiled, `node` is the first of them and `name` says what was fused
+    (the key of the profile)."""
+
     node: Node
-    kernel: object
+    kernel: Callable
     input_slots: tuple[int, ...]
     output_slots: tuple[int, ...]
     output_descriptors: tuple[OperandDescriptor, ...]
+    name: str = ""
+    nodes: tuple[Node, ...] = ()
+    # Slots whose last reader is this step: dropped after it, so memory is freed early.
+    release: tuple[int, ...] = ()
 
 
 class ExecutionPlan:
-    def __init__(self, outputs: Mapping[str, Value]):
-        self._slots: dict[int, int] = {}
-        self.constants: dict[int, np.ndarray] = {}
-        self.input_slots: dict[str, int] = {}
-        self.steps: list[Step] = []
-        for node in _topological_order(outputs.values()):
-            in_slots = tuple(-1 if v is None else self._slot(v) for v in node.inputs)
-            out_slots = tuple(self._slot(v) for v in node.outputs)
-            self.steps.append(Step(node, operator_kind(node.kind).kernel, in_slots, out_slots,
-                                   tuple(v.descriptor for v in node.outputs)))
-        self.output_slots = {name: self._slot(v) for name, v in outputs.items()}
-        self.slot_count = len(self._slots)
+    """`input_slots` (name → slot), `output_slots` (name → slot), `constants`
+    (slot → array, including folded subgraphs' results) and `steps` describe the
+    compiled graph; `folded_nodes` lists the nodes evaluated at build time."""
 
-    def _slot(self, value: Value) -> int:
-        key = id(value)
-        if key not in self._slots:
-            slot = self._slots[key] = len(self._slots)
-            if value.is_constant:
-                self.constants[slot] = value.constant
-            elif value.is_input:
-                self.input_slots[value.input_name] = slot
-        return self._slots[key]
+    def __init__(self, outputs: Mapping[str, Value], *, optimize: bool = True):
+        from .compiler import compile_graph
 
-    def execute(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Run every step; returns the output arrays by name (fresh arrays, never aliases of inputs)."""
-        run = self.execute_iter(inputs)
-        while True:
-            try:
-                next(run)
-            except StopIteration as done:
-                return done.value
+        compiled = compile_graph(outputs, optimize=optimize)
+        self.steps: list[Step] = compiled.steps
+        self.constants: dict[int, np.ndarray] = compiled.constants
+        self.input_slots: dict[str, int] = compiled.input_slots
+        self.output_slots: dict[str, int] = compiled.output_slots
+        self.slot_count: int = compiled.slot_count
+        self.folded_nodes: list[Node] = compiled.folded_nodes
+        # The first run checks every kernel's results against the descriptors, later ones trust them.
+        self._verified = False
+        self._input_slot_set = frozenset(self.input_slots.values())
+
+    def _initial_slots(self, inputs: Mapping[str, np.ndarray]) -> list:
+        slots: list[np.ndarray | None] = [None] * self.slot_count
+        for slot, array in self.constants.items():
+            slots[slot] = array
+        for name, slot in self.input_slots.items():
+            slots[slot] = inputs[name]
+        return slots
+
+    def _results(self, slots: list) -> dict[str, np.ndarray]:
+        # An output that is a constant, an input or a view (reshape, slice, expand of
+        # something the plan keeps or reuses) is copied: callers keep what they get.
+        results = {}
+        for name, slot in self.output_slots.items():
+            array = slots[slot]
+            if array.base is not None or slot in self.constants or slot in self._input_slot_set:
+                array = np.array(array, copy=True)
+            results[name] = array
+        return results
+
+    def execute(self, inputs: Mapping[str, np.ndarray], profile: dict | None = None) -> dict[str, np.ndarray]:
+        """Run every step; returns the output arrays by name: fresh arrays the caller
+        may keep (never aliases of inputs, constants or anything the plan reuses).
+
+        `profile`, if given, is a dict that accumulates seconds per step name (an
+        operator kind, or e.g. "conv2d+add+clamp" for a fused step)."""
+        check = not self._verified
+        slots = self._initial_slots(inputs)
+        for step in self.steps:
+            start = perf_counter() if profile is not None else 0.0
+            results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
+                                  step.node.attributes, step.output_descriptors)
+            if isinstance(results, GeneratorType):
+                results = _drain(results)
+            if check:
+                _check(step, results)
+            for slot, result in zip(step.output_slots, results):
+                slots[slot] = result
+            for slot in step.release:
+                slots[slot] = None
+            if profile is not None:
+                profile[step.name] = profile.get(step.name, 0.0) + perf_counter() - start
+        self._verified = True
+        return self._results(slots)
 
     def execute_iter(self, inputs: Mapping[str, np.ndarray]) -> Generator[None, None, dict[str, np.ndarray]]:
         """`execute` as a generator that yields between steps (and wherever a
         kernel that returns a generator yields, e.g. between loop iterations),
         so that a caller can hand the thread back to the page during a long
         run. The outputs are the generator's return value."""
-        slots: list[np.ndarray | None] = [None] * self.slot_count
-        for slot, array in self.constants.items():
-            slots[slot] = array
-        for name, slot in self.input_slots.items():
-            slots[slot] = inputs[name]
+        check = not self._verified
+        slots = self._initial_slots(inputs)
         for step in self.steps:
             results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
                                   step.node.attributes, step.output_descriptors)
             if isinstance(results, GeneratorType):
                 results = yield from results
-            for slot, desc, result in zip(step.output_slots, step.output_descriptors, results):
-                if result.shape != desc.shape or result.dtype != desc.type.numpy:
-                    raise AssertionError(f"{step.node.kind} produced {result.dtype}{list(result.shape)}, expected {desc}")
+            if check:
+                _check(step, results)
+            for slot, result in zip(step.output_slots, results):
                 slots[slot] = result
+            for slot in step.release:
+                slots[slot] = None
             yield
-        return {name: slots[slot] for name, slot in self.output_slots.items()}
+        self._verified = True
+        return self._results(slots)
 
 
-def _topological_order(outputs) -> list[Node]:
-    order: list[Node] = []
-    seen: set[int] = set()
-    # Iterative post-order DFS: deep graphs must not hit Python's recursion limit.
-    stack: list[tuple[Value, bool]] = [(v, False) for v in outputs]
-    while stack:
-        value, expanded = stack.pop()
-        node = value.producer
-        if node is None:
-            continue
-        if expanded:
-            if id(node) not in seen:
-                seen.add(id(node))
-                order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        stack.append((value, True))
-        stack.extend((v, False) for v in reversed(node.inputs) if v is not None)
-    return order
+def _check(step: Step, results) -> None:
+    """A kernel returning the wrong shape or type is a bug: the first run of a plan checks."""
+    for desc, result in zip(step.output_descriptors, results):
+        if result.shape != desc.shape or result.dtype != desc.type.numpy:
+            raise AssertionError(f"{step.name} produced {result.dtype}{list(result.shape)}, expected {desc}")
+
+
+def _drain(generator):
+    while True:
+        try:
+            next(generator)
+        except StopIteration as done:
+            return done.value

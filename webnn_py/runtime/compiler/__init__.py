@@ -1,0 +1,127 @@
+"""The graph compiler, run once in build() (§8.9.4 build() step 18, "compile"):
+turns the recorded graph (runtime/ir.py) into the executor's list of steps.
+
+Passes, in order:
+  1. order     the nodes the outputs need, topologically (build() step 9's walk);
+  2. folding   nodes whose operands are all constants run now; their results
+               become constants (folding.py);
+  3. kernels   each remaining node gets its kernel, specialised where constants
+               allow: constant conv2d filters and gemm/matmul operands are re-laid
+               out into the matrices the computation uses (specialise.py);
+  4. fusion    float32 chains of a producer (conv2d, gemm, matmul, an element-wise
+               operation) and its single-consumer element-wise successors become
+               one step that works in place on the producer's fresh result
+               (fusion.py);
+  5. slots     every value gets a slot; each step lists the slots nobody reads
+               after it, which the executor drops (liveness).
+The passes never change what a kernel computes or where float16 is rounded:
+folding runs the same kernels, specialisation only moves constants, and fusion
+is limited to float32, where the in-place operations are the kernels' own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from ...ops import operator_kind
+from ..ir import Node, Value
+from ..plan import Step
+from .folding import fold_constants
+from .fusion import Unit, fuse
+from .specialise import specialise
+
+
+@dataclass
+class CompiledGraph:
+    steps: list[Step]
+    constants: dict[int, np.ndarray]
+    input_slots: dict[str, int]
+    output_slots: dict[str, int]
+    slot_count: int
+    folded_nodes: list[Node]
+
+
+def compile_graph(outputs: Mapping[str, Value], optimize: bool = True) -> CompiledGraph:
+    order = topological_order(outputs.values())
+    folded: dict[int, np.ndarray] = {}
+    folded_nodes: list[Node] = []
+    if optimize:
+        folded, folded_nodes = fold_constants(order, outputs)
+        done = {id(n) for n in folded_nodes}
+        order = [n for n in order if id(n) not in done]
+
+    def constant_of(value: Value | None) -> np.ndarray | None:
+        if value is None:
+            return None
+        if value.is_constant:
+            return value.constant
+        return folded.get(id(value))
+
+    units = [Unit(node, specialise(node, constant_of) if optimize else operator_kind(node.kind).kernel)
+             for node in order]
+    if optimize:
+        units = fuse(units, outputs, constant_of)
+    return _assign_slots(units, outputs, constant_of, folded_nodes)
+
+
+def _assign_slots(units: list[Unit], outputs: Mapping[str, Value], constant_of, folded_nodes) -> CompiledGraph:
+    slots: dict[int, int] = {}
+    constants: dict[int, np.ndarray] = {}
+    input_slots: dict[str, int] = {}
+
+    def slot(value: Value) -> int:
+        key = id(value)
+        if key not in slots:
+            number = slots[key] = len(slots)
+            constant = constant_of(value)
+            if constant is not None:
+                constants[number] = constant
+            elif value.is_input:
+                input_slots[value.input_name] = number
+        return slots[key]
+
+    raw = []
+    for unit in units:
+        raw.append((unit, tuple(-1 if v is None else slot(v) for v in unit.inputs),
+                    tuple(slot(v) for v in unit.outputs)))
+    output_slots = {name: slot(v) for name, v in outputs.items()}
+
+    # Liveness: the last step reading each computed slot may drop it, unless it is an output.
+    kept = set(output_slots.values()) | set(constants) | set(input_slots.values())
+    last_reader: dict[int, int] = {}
+    for index, (_, ins, outs) in enumerate(raw):
+        for s in ins + outs:
+            if s >= 0 and s not in kept:
+                last_reader[s] = index
+    release: dict[int, list[int]] = {}
+    for s, index in last_reader.items():
+        release.setdefault(index, []).append(s)
+
+    steps = [Step(unit.nodes[0], unit.kernel, ins, outs, tuple(v.descriptor for v in unit.outputs),
+                  unit.name, tuple(unit.nodes), tuple(sorted(release.get(index, ()))))
+             for index, (unit, ins, outs) in enumerate(raw)]
+    return CompiledGraph(steps, constants, input_slots, output_slots, len(slots), folded_nodes)
+
+
+def topological_order(outputs) -> list[Node]:
+    order: list[Node] = []
+    seen: set[int] = set()
+    # Iterative post-order DFS: deep graphs must not hit Python's recursion limit.
+    stack: list[tuple[Value, bool]] = [(v, False) for v in outputs]
+    while stack:
+        value, expanded = stack.pop()
+        node = value.producer
+        if node is None:
+            continue
+        if expanded:
+            if id(node) not in seen:
+                seen.add(id(node))
+                order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        stack.append((value, True))
+        stack.extend((v, False) for v in reversed(node.inputs) if v is not None)
+    return order

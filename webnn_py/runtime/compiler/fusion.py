@@ -1,0 +1,181 @@
+"""Fusion: a float32 producer and the chain of element-wise operations that
+alone consume its result become one step, e.g. conv2d + add(bias) + clamp
+(MobileNet's conv, bias, relu6), matmul + add + gelu (a transformer's MLP),
+add + relu, mul + add + sigmoid.
+
+The fused step runs the producer's kernel, then applies each element-wise
+operation to the producer's fresh result *in place* (numpy's `out=`), with the
+same ufunc calls the operators' kernels make, so the values are bit for bit the
+unfused ones; operations without an in-place form here call their registered
+kernel. Only float32 is fused: for float16 every operator rounds its result,
+and fusing would move those rounding points.
+
+The fused step takes the place of the last operation of the chain (all the
+chain's other operands are computed by then), and the intermediate values,
+which nothing else reads, never exist as separate arrays.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ...ops import operator_kind
+from ..ir import Node, Value
+
+_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+           "max": np.maximum, "min": np.minimum}
+# Element-wise operations with one operand whose registered kernel is applied as
+# a stage (no in-place form needed: they are rarer or computed in float64).
+_UNARY_GENERIC = {"gelu", "hardSwish", "elu", "leakyRelu", "hardSigmoid", "softplus", "softsign", "linear",
+                  "exp", "log", "sqrt", "abs", "neg", "reciprocal", "erf", "sin", "cos", "tan", "floor",
+                  "ceil", "roundEven", "sign", "identity"}
+_UNARY_IN_PLACE = {"relu", "clamp", "sigmoid", "tanh"}
+EPILOGUE_KINDS = set(_BINARY) | {"pow"} | _UNARY_GENERIC | _UNARY_IN_PLACE
+_FLOAT32 = np.dtype(np.float32)
+
+
+class Unit:
+    """One future step: the graph nodes it computes, its kernel, the values it
+    reads and writes."""
+
+    def __init__(self, node: Node, kernel: Callable):
+        self.nodes = [node]
+        self.kernel = kernel
+        self.inputs: list[Value | None] = list(node.inputs)
+        self.outputs: list[Value] = list(node.outputs)
+
+    @property
+    def name(self) -> str:
+        return "+".join(n.kind for n in self.nodes)
+
+
+def fuse(units: list[Unit], outputs: Mapping[str, Value], constant_of: Callable) -> list[Unit]:
+    reads: dict[int, int] = {}
+    for unit in units:
+        for value in unit.inputs:
+            if value is not None:
+                reads[id(value)] = reads.get(id(value), 0) + 1
+    graph_outputs = {id(v) for v in outputs.values()}
+
+    result: list[Unit | None] = []
+    producer_at: dict[int, int] = {}          # id(value) -> index in result of the unit computing it
+    for unit in units:
+        position = _fusion_point(unit, reads, graph_outputs, producer_at, result)
+        if position is not None:
+            index, operand = position
+            unit = _merge(result[index], unit, operand)
+            result[index] = None
+        result.append(unit)
+        for value in unit.outputs:
+            producer_at[id(value)] = len(result) - 1
+    return [unit for unit in result if unit is not None]
+
+
+def _is_float32(value: Value) -> bool:
+    return value.descriptor.type.numpy == _FLOAT32
+
+
+def _fusion_point(unit: Unit, reads, graph_outputs, producer_at, result) -> tuple[int, int] | None:
+    """(index of the producer unit, operand position) if `unit` can be appended to a producer."""
+    if len(unit.nodes) != 1 or unit.nodes[0].kind not in EPILOGUE_KINDS:
+        return None
+    node = unit.nodes[0]
+    out = node.outputs[0]
+    if not _is_float32(out):
+        return None
+    for operand, value in enumerate(node.inputs):
+        if value is None or reads.get(id(value)) != 1 or id(value) in graph_outputs:
+            continue
+        if value.descriptor.shape != out.descriptor.shape or not _is_float32(value):
+            continue
+        index = producer_at.get(id(value))
+        if index is None or result[index] is None:
+            continue
+        producer = result[index]
+        if len(producer.outputs) != 1 or producer.nodes[0].kind == "loop":
+            continue
+        return index, operand
+    return None
+
+
+def _merge(producer: Unit, consumer: Unit, operand: int) -> Unit:
+    node = consumer.nodes[0]
+    extra = [v for i, v in enumerate(node.inputs) if i != operand]
+    stage = _stage(node, operand)
+    first_count = len(producer.inputs)
+    base = producer.kernel if len(producer.nodes) > 1 else _fresh(producer.kernel, producer.nodes[0])
+    extra_count = len(extra)
+
+    def kernel(inputs, _attributes, _outputs):
+        y = base(inputs[:first_count], None, None)[0]
+        return [stage(y, inputs[first_count:first_count + extra_count])]
+
+    merged = Unit(producer.nodes[0], kernel)
+    merged.nodes = producer.nodes + [node]
+    merged.inputs = producer.inputs + extra
+    merged.outputs = list(consumer.outputs)
+    return merged
+
+
+def _fresh(kernel: Callable, node: Node) -> Callable:
+    """The producer's kernel, returning an array the stages may overwrite: its own
+    result, or a copy when it is read-only or shares memory with an operand (a view)."""
+    attributes = node.attributes
+    descriptors = [v.descriptor for v in node.outputs]
+
+    def run(inputs, _attributes, _outputs):
+        y = kernel(inputs, attributes, descriptors)[0]
+        if not y.flags.writeable or any(a is not None and np.may_share_memory(y, a) for a in inputs):
+            y = np.array(y, copy=True)
+        return [y]
+    return run
+
+
+def _stage(node: Node, operand: int) -> Callable[[np.ndarray, list], np.ndarray]:
+    """The element-wise operation `node` applied to `y` (its operand number `operand`)."""
+    kind = node.kind
+    if kind in _BINARY:
+        ufunc = _BINARY[kind]
+
+        if operand == 0:
+            def binary(y, others):
+                with np.errstate(all="ignore"):
+                    return ufunc(y, others[0], out=y)
+        else:
+            def binary(y, others):
+                with np.errstate(all="ignore"):
+                    return ufunc(others[0], y, out=y)
+        return binary
+    if kind == "relu":
+        zero = np.zeros((), _FLOAT32)
+        return lambda y, _: np.maximum(y, zero, out=y)
+    if kind == "clamp":
+        lower = np.array(node.attributes["minValue"], dtype=_FLOAT32)
+        upper = np.array(node.attributes["maxValue"], dtype=_FLOAT32)
+
+        def clamp(y, _):
+            np.maximum(y, lower, out=y)
+            return np.minimum(y, upper, out=y)
+        return clamp
+    if kind == "sigmoid":
+        def sigmoid(y, _):
+            # The kernel's 1 / (exp(-x) + 1), one operation at a time, in float32.
+            with np.errstate(all="ignore"):
+                np.negative(y, out=y)
+                np.exp(y, out=y)
+                np.add(y, _FLOAT32.type(1), out=y)
+                return np.divide(_FLOAT32.type(1), y, out=y)
+        return sigmoid
+    if kind == "tanh":
+        return lambda y, _: np.tanh(y, out=y)
+    # Anything else: the operator's own kernel (a fresh result).
+    registered = operator_kind(kind).kernel
+    attributes = node.attributes
+    descriptors = [v.descriptor for v in node.outputs]
+
+    def generic(y, others):
+        arrays = list(others)
+        arrays.insert(operand, y)
+        return registered(arrays, attributes, descriptors)[0]
+    return generic

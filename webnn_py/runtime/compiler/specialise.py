@@ -1,0 +1,104 @@
+"""Kernels specialised to a node's constant operands ("layout decided once").
+
+conv2d gets a kernel holding its filter already re-laid out as the GEMM matrix
+(or per-channel taps) its path needs; gemm and matmul get their constant `b`
+transposed and converted to the compute type once. Everything else uses the
+operator's registered kernel as it is.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ...ops import operator_kind
+from ...ops.convolution import conv2d_prepare
+from ...ops.matmul import gemm
+from ...ops.registry import compute_type
+from ..ir import Node
+
+
+def specialise(node: Node, constant_of: Callable) -> Callable:
+    make = _SPECIALISERS.get(node.kind)
+    if make is not None:
+        kernel = make(node, constant_of)
+        if kernel is not None:
+            return kernel
+    return operator_kind(node.kind).kernel
+
+
+def _conv2d(node: Node, constant_of):
+    x, w, _ = node.inputs
+    return conv2d_prepare(x.descriptor, constant_of(w), node.attributes, node.outputs[0].descriptor)
+
+
+def _gemm(node: Node, constant_of):
+    """§8.9.24 with a constant b (a model's weights): b^T resolved and made contiguous
+    in the compute type at build; beta * c too when c is constant. The arithmetic
+    is the registered kernel's: alpha * (a b), then + beta * c."""
+    a_value, b_value, c_value = node.inputs
+    b = constant_of(b_value)
+    if b is None:
+        return None
+    attributes = node.attributes
+    out_dtype = a_value.descriptor.type.numpy
+    work = compute_type(out_dtype)
+    b = b.astype(work)
+    b = np.ascontiguousarray(b.T if attributes["bTranspose"] else b)
+    alpha = work.type(attributes["alpha"])
+    c_fixed = constant_of(c_value) if c_value is not None else None
+    if c_fixed is not None:
+        with np.errstate(all="ignore"):
+            c_fixed = c_fixed.astype(work)
+            if attributes["beta"] != 1.0:
+                c_fixed = c_fixed * work.type(attributes["beta"])
+    beta = work.type(attributes["beta"])
+
+    def kernel(inputs, _attributes, outputs):
+        a, _, c = inputs
+        a = a.astype(work, copy=False)
+        if attributes["aTranspose"]:
+            a = a.T
+        with np.errstate(all="ignore"):
+            result = gemm(a, b)
+            if alpha != 1.0:
+                result *= alpha
+            if c is not None:
+                if c_fixed is not None:
+                    c = c_fixed
+                else:
+                    c = c.astype(work, copy=False)
+                    if beta != 1.0:
+                        c = c * beta
+                result += c
+        return [result.astype(out_dtype, copy=False)]
+    return kernel
+
+
+def _matmul(node: Node, constant_of):
+    a_value, b_value = node.inputs
+    b = constant_of(b_value)
+    if b is None:
+        return None
+    out_dtype = a_value.descriptor.type.numpy
+    b = np.ascontiguousarray(b.astype(compute_type(out_dtype)))
+    work = b.dtype
+    if a_value.descriptor.rank >= 2 and b.ndim == 2:
+        # A stack of matrices times one matrix is one GEMM on the stacked rows.
+        rows = a_value.descriptor.shape[:-1]
+
+        def kernel(inputs, _attributes, outputs):
+            a = inputs[0].astype(work, copy=False)
+            with np.errstate(all="ignore"):
+                result = gemm(a.reshape(-1, a.shape[-1]), b).reshape(*rows, b.shape[1])
+            return [result.astype(out_dtype, copy=False)]
+        return kernel
+
+    def kernel(inputs, _attributes, outputs):
+        with np.errstate(all="ignore"):
+            result = np.matmul(inputs[0].astype(work, copy=False), b)
+        return [result.astype(out_dtype, copy=False)]
+    return kernel
+
+
+_SPECIALISERS = {"conv2d": _conv2d, "gemm": _gemm, "matmul": _matmul}
