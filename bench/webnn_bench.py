@@ -20,7 +20,8 @@ navigation start → createContext() resolved → first model fetched, replayed,
 and run once.
 
 Host: webnn_py on CPython (the same writeTensor → dispatch → readTensor) vs.
-onnxruntime native, CPU EP, intra_op_num_threads=1, alternated the same way.
+onnxruntime native, CPU EP, intra_op_num_threads=1, alternated the same way; numpy's
+BLAS gets one thread too (OPENBLAS_NUM_THREADS etc., unless set in the environment).
 
 Outputs are checked against onnxruntime native on the host (rtol = atol = 1e-4); the
 script exits with status 1 if any side disagrees, since its timings would compare
@@ -31,6 +32,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -38,7 +40,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+# webnn-py's host kernels use numpy's BLAS: give it one thread, like onnxruntime's
+# intra_op_num_threads=1 and like Pyodide, which has one. A setting in the environment wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
