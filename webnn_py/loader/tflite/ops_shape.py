@@ -19,12 +19,44 @@ def _axis(ctx, axis: int, rank: int) -> int:
 
 def _reshape_to_output(ctx):
     """RESHAPE/SQUEEZE/EXPAND_DIMS: every shape here is static, and the model
-    declares the output's; the element counts must agree (reshape checks)."""
+    usually declares the output's; the element counts must agree (reshape checks).
+    Inside WHILE subgraphs TF's converter may leave tensors unranked (declared
+    shape []): then the output shape follows from the operator's own parameters."""
     x = ctx.input(0)
     shape = list(ctx.output_tensor(0).shape)
+    if not shape:
+        # A declared [] is a scalar or an unranked tensor: the parameters tell which.
+        shape = _implied_shape(ctx, list(x.shape), int(np.prod(x.shape, dtype=np.int64)))
     if any(d < 0 for d in shape):
         raise ctx.fail(f"the output shape {shape} is dynamic")
     ctx.set_output(0, ctx.b.reshape(x, shape))
+
+
+def _implied_shape(ctx, in_shape: list[int], count: int) -> list[int]:
+    """The output shape of RESHAPE (input 1 or ReshapeOptions.new_shape, one -1
+    inferred), EXPAND_DIMS (input 1: the axis) or SQUEEZE (SqueezeOptions.squeeze_dims,
+    empty: every size-1 axis)."""
+    name = ctx.op.opcode.name
+    if name == "EXPAND_DIMS":
+        axis = _ints(ctx.required_const(1, "axis"))
+        if len(axis) != 1 or not -len(in_shape) - 1 <= axis[0] <= len(in_shape):
+            raise ctx.fail(f"axis {axis} is out of range for rank {len(in_shape)}")
+        at = axis[0] % (len(in_shape) + 1)
+        return in_shape[:at] + [1] + in_shape[at:]
+    if name == "SQUEEZE":
+        dims = opt.read_ints(ctx, 0, "squeeze_dims") or []
+        rank = len(in_shape)
+        axes = {_axis(ctx, d, rank) for d in dims} if dims else {k for k, d in enumerate(in_shape) if d == 1}
+        return [d for k, d in enumerate(in_shape) if k not in axes]
+    shape = _ints(ctx.required_const(1, "new shape")) if ctx.has_input(1) else opt.read_ints(ctx, 0, "new_shape")
+    if shape is None:
+        return []       # nothing else to go by: the declared scalar
+    if shape.count(-1) == 1:
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        if known <= 0 or count % known:
+            raise ctx.fail(f"the new shape {shape} does not fit {count} elements")
+        shape[shape.index(-1)] = count // known
+    return shape
 
 
 def concatenation(ctx):
