@@ -1,7 +1,11 @@
 """Run a model file with the Model Loader API on the host.
 
-    python -m webnn_py.run_model MODEL [--format tflite] [--input NAME=FILE.npy ...]
-                                 [--output OUT.npz] [--repeat N] [--signature KEY]
+    python -m webnn_py.run_model MODEL [--format tflite|openvino] [--weights M.bin]
+                                 [--input NAME=FILE.npy ...] [--output OUT.npz] [--repeat N]
+                                 [--signature KEY] [--max-iterations N]
+
+An OpenVINO IR model is its .xml with --weights naming its .bin (by default
+the .xml's name with .bin, when that file exists).
 
 Prints the inputs and outputs the model declares, the load and compute times,
 and a summary of each output. Inputs not given are filled with random values
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 
@@ -41,11 +46,22 @@ async def run(args) -> int:
     data = open(args.model, "rb").read()
     context = await ml.createContext({"modelFormat": args.format})
     started = time.perf_counter()
-    options = {"signature": args.signature} if args.signature else None
+    options = {}
+    if args.signature:
+        options["signature"] = args.signature
+    if args.max_iterations is not None:
+        options["maxIterations"] = args.max_iterations
+    weights = args.weights
+    if args.format == "openvino" and weights is None and args.model.endswith(".xml"):
+        candidate = args.model[:-4] + ".bin"
+        weights = candidate if os.path.exists(candidate) else None
+    if weights is not None:
+        options["weights"] = open(weights, "rb").read()
     model = await MLModelLoader(context).load(data, options)
     load_seconds = time.perf_counter() - started
     inputs, outputs = model.inputs(), model.outputs()
-    print(f"model: {args.model} ({len(data)} bytes, {args.format})")
+    print(f"model: {args.model} ({len(data)} bytes, {args.format})"
+          + (f", weights {weights} ({len(options['weights'])} bytes)" if weights else ""))
     print(f"inputs:\n{_describe(inputs)}")
     print(f"outputs:\n{_describe(outputs)}")
     print(f"load: {load_seconds * 1000:.1f} ms")
@@ -97,7 +113,10 @@ async def run(args) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m webnn_py.run_model", description=__doc__.splitlines()[0])
     parser.add_argument("model", help="the model file")
-    parser.add_argument("--format", default="tflite", choices=["tflite"], help="the model's format")
+    parser.add_argument("--format", default="tflite", choices=["tflite", "openvino"], help="the model's format")
+    parser.add_argument("--weights", metavar="M.bin", help="an OpenVINO IR's weights (default: MODEL with .bin)")
+    parser.add_argument("--max-iterations", type=int, metavar="N",
+                        help="stop loops in the model after N iterations (OperationError)")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="an input's value (repeatable); others are random")
     parser.add_argument("--output", metavar="OUT.npz", help="save the outputs here")

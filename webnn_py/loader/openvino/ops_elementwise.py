@@ -125,6 +125,6 @@ TRANSLATORS = {
     "NotEqual": _binary("notEqual"), "Maximum": _binary("max"), "Minimum": _binary("min"),
     "LogicalAnd": _binary("logicalAnd"), "LogicalOr": _binary("logicalOr"), "LogicalXor": _binary("logicalXor"),
     "LogicalNot": _unary("logicalNot"),
-    "Relu": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
+    "Relu": _unary("relu"), "ReLU": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
     "Select": select, "Convert": convert, "Softmax": softmax,
 }

@@ -1,0 +1,70 @@
+"""Shared by the IR importer tests: save an openvino.Model as IR, run it on
+OpenVINO's CPU plugin (the reference, f32 precision) and through our
+MLModelLoader, and compare."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+
+ov = __import__("pytest").importorskip("openvino")
+
+
+def save(model, directory: Path, name: str = "model") -> tuple[bytes, bytes]:
+    path = directory / f"{name}.xml"
+    ov.save_model(model, str(path), compress_to_fp16=False)
+    weights = path.with_suffix(".bin")
+    return path.read_bytes(), weights.read_bytes() if weights.exists() else b""
+
+
+def openvino_run(model, feeds: dict) -> dict[frozenset, np.ndarray]:
+    """{the output's tensor names: value} from OpenVINO's CPU plugin."""
+    core = ov.Core()
+    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled(feeds)
+    return {frozenset(out.get_names()): np.asarray(result[out]) for out in compiled.outputs}
+
+
+def ours(xml: bytes, weights: bytes, feeds: dict, **options) -> dict[str, np.ndarray]:
+    """{output name: value} from webnn_py's MLModelLoader on the host."""
+    import webnn_py
+    from webnn_py.loader import MLModelLoader
+
+    async def main():
+        context = await webnn_py.ml.createContext({"modelFormat": "openvino"})
+        model = await MLModelLoader(context).load(xml, {"weights": weights, **options})
+        tensors = {name: {"data": np.ascontiguousarray(v).reshape(-1), "dimensions": list(np.shape(v))}
+                   for name, v in feeds.items()}
+        result = await model.compute(tensors)
+        names = [o["name"] for o in model.outputs()]
+        if len(names) == 1:
+            result = {names[0]: result}
+        return {name: np.asarray(t["data"]).reshape(t["dimensions"]) for name, t in result.items()}
+
+    return asyncio.run(main())
+
+
+def to_webnn(value: np.ndarray) -> np.ndarray:
+    """What a value looks like in WebNN: booleans are uint8 0/1."""
+    value = np.asarray(value)
+    return value.astype(np.uint8) if value.dtype == np.bool_ else value
+
+
+def compare(model, directory: Path, feeds: dict, name: str = "model", **options) -> dict[str, np.ndarray]:
+    """Our outputs equal OpenVINO's: integers exactly, floats within 1e-5."""
+    xml, weights = save(model, directory, name)
+    reference = openvino_run(model, feeds)
+    got = ours(xml, weights, {k: to_webnn(v) for k, v in feeds.items()}, **options)
+    assert len(got) == len(reference)
+    for names, expected in reference.items():
+        matches = [n for n in got if n in names]
+        assert matches, f"no output of ours is named one of {sorted(names)} (ours: {sorted(got)})"
+        value, expected = got[matches[0]], to_webnn(expected)
+        assert value.shape == expected.shape, (matches[0], value.shape, expected.shape)
+        assert value.dtype == expected.dtype, (matches[0], value.dtype, expected.dtype)
+        if expected.dtype.kind == "f":
+            np.testing.assert_allclose(value, expected, rtol=0, atol=1e-5, err_msg=matches[0])
+        else:
+            np.testing.assert_array_equal(value, expected, err_msg=matches[0])
+    return got
