@@ -97,10 +97,12 @@ class MLContext:
                 # The spec has no way to report dispatch errors yet (issue #778):
                 # outputs keep their previous contents and nothing else is
                 # touched. Log it, so that it is not silent (the browser bridge
-                # shows it in the console; the tests fail on it).
-                _log.exception("dispatch failed; the output tensors were left unchanged")
+                # shows it in the console; the tests fail on it) -- unless the
+                # caller is told (MLModel.compute() rejects with it).
                 if on_failure is not None:
                     on_failure(exc)
+                else:
+                    _log.exception("dispatch failed; the output tensors were left unchanged")
                 return
             for name, tensor in outputs.items():
                 np.copyto(tensor._data, results[name], casting="no")
