@@ -9,14 +9,9 @@ the benchmark prints that total beside the dispatch latency.
 """
 from __future__ import annotations
 
-import inspect
-import time
-
-import numpy as np
-
 
 async def profile_model(name: str, runs: int = 5) -> dict:
-    """{"steps": {step name: ms per run}, "total_ms", "runs", "method"} for bench/models.py's `name`."""
+    """{"steps": {step name: ms per run}, "total_ms", "runs"} for bench/models.py's `name`."""
     import webnn_py
     from models import MODELS, emit
 
@@ -30,35 +25,10 @@ async def profile_model(name: str, runs: int = 5) -> dict:
     if plan is None:
         raise RuntimeError("the built graph has no execution plan")
     plan.execute(inputs)                      # first run: one-time checks and allocations
-    if "profile" in inspect.signature(plan.execute).parameters:
-        method = "ExecutionPlan.execute(profile=...)"
-        totals: dict[str, float] = {}
-        for _ in range(runs):
-            plan.execute(inputs, profile=totals)
-    else:
-        method = "external per-step timing (this plan has no profile argument)"
-        totals = _time_steps(plan, inputs, runs)
-    context.destroy()
-    steps = {key: seconds * 1000 / runs for key, seconds in totals.items()}
-    return {"steps": steps, "total_ms": sum(steps.values()), "runs": runs, "method": method}
-
-
-def _time_steps(plan, inputs, runs) -> dict[str, float]:
-    """Fallback for a plan without execute(profile=): walk its steps like execute() does."""
     totals: dict[str, float] = {}
     for _ in range(runs):
-        slots = [None] * plan.slot_count
-        for slot, array in plan.constants.items():
-            slots[slot] = array
-        for input_name, slot in plan.input_slots.items():
-            slots[slot] = inputs[input_name]
-        for step in plan.steps:
-            start = time.perf_counter()
-            results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
-                                  step.node.attributes, step.output_descriptors)
-            results = [np.asarray(r) for r in results]
-            key = getattr(step, "name", "") or step.node.kind
-            totals[key] = totals.get(key, 0.0) + time.perf_counter() - start
-            for slot, result in zip(step.output_slots, results):
-                slots[slot] = result
-    return totals
+        plan.execute(inputs, profile=totals)
+    context.destroy()
+    steps = {key: seconds * 1000 / runs for key, seconds in totals.items()}
+    return {"steps": steps, "total_ms": sum(steps.values()), "runs": runs}
+

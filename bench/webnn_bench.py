@@ -230,7 +230,7 @@ def match(diff):
 
 
 def print_profile(title, profile, dispatch_ms=None):
-    print(f"\n{title} ({profile['method']}, mean of {profile['runs']} runs)")
+    print(f"\n{title} (ExecutionPlan.execute(profile=...), mean of {profile['runs']} runs)")
     total = profile["total_ms"]
     rows = [(name, f"{ms:.2f}", f"{100 * ms / total:.1f}%")
             for name, ms in sorted(profile["steps"].items(), key=lambda kv: -kv[1])]
