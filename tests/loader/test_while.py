@@ -295,6 +295,116 @@ def test_subgraphs_no_while_calls_are_not_translated():
     assert int(webnn_run(model, {})["out0"]) == 5
 
 
+# -- IF (the other control-flow operator) --------------------------------------------------------
+
+def if_model(then_body, else_body, shape=(2, 3)):
+    """y = then(x) if sum(x) > 0 else else(x); each branch gets (x, its subgraph writer)."""
+    w = ModelWriter()
+    main, t, e = w.subgraph("main"), w.subgraph("then"), w.subgraph("else")
+    x = main.tensor(list(shape), F32, name="x")
+    total = main.tensor([], F32)
+    main.op("SUM", [x, main.const(np.arange(len(shape), dtype=I32))], [total], options("ReducerOptions", keepDims=False))
+    flag = binary(main, "GREATER", total, main.const(np.array(0, F32)), [], BOOL)
+    y = main.tensor(list(shape), F32, name="y")
+    main.op("IF", [flag, x], [y], options("IfOptions", thenSubgraphIndex=t.index, elseSubgraphIndex=e.index))
+    main.io([x], [y])
+    for g, make in ((t, then_body), (e, else_body)):
+        v = g.tensor(list(shape), F32)
+        g.io([v], [make(g, v)])
+    return w
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_if_takes_the_right_branch(sign):
+    w = if_model(lambda g, v: binary(g, "MUL", v, g.const(np.array(2, F32)), [2, 3], F32),
+                 lambda g, v: unary(g, "TANH", binary(g, "SUB", v, g.const(np.array(1, F32)), [2, 3], F32), [2, 3], F32))
+    x = (sign * RNG.uniform(0.1, 1, (2, 3))).astype(F32)
+    ours, _ = compare(w.finish(), {"x": x})
+    expected = x * 2 if sign > 0 else np.tanh(x - 1)
+    np.testing.assert_allclose(ours["y"], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_if_does_not_run_the_branch_not_taken():
+    """The else branch is a WHILE that never ends; with sum(x) > 0 it is not taken,
+    so LiteRT returns at once, and so must we (maxIterations would stop it with an
+    OperationError if it ran)."""
+    w = ModelWriter()
+    main, t, e = w.subgraph("main"), w.subgraph("then"), w.subgraph("else")
+    x = main.tensor([2], F32, name="x")
+    total = main.tensor([], F32)
+    main.op("SUM", [x, main.const(np.array([0], I32))], [total], options("ReducerOptions", keepDims=False))
+    flag = binary(main, "GREATER", total, main.const(np.array(0, F32)), [], BOOL)
+    y = main.tensor([2], F32, name="y")
+    main.op("IF", [flag, x], [y], options("IfOptions", thenSubgraphIndex=t.index, elseSubgraphIndex=e.index))
+    main.io([x], [y])
+    v = t.tensor([2], F32)
+    t.io([v], [binary(t, "ADD", v, t.const(np.array([10, 20], F32)), [2], F32)])
+    forever = w.subgraph("forever")
+    v = forever.tensor([2], F32)
+    forever.io([v], [binary(forever, "GREATER_EQUAL", forever.const(np.array(1, F32)), forever.const(np.array(0, F32)),
+                            [], BOOL)])
+    step = w.subgraph("step")
+    v = step.tensor([2], F32)
+    step.io([v], [binary(step, "ADD", v, step.const(np.array([1, 1], F32)), [2], F32)])
+    v = e.tensor([2], F32)
+    out = e.tensor([2], F32)
+    e.op("WHILE", [v], [out], options("WhileOptions", condSubgraphIndex=forever.index, bodySubgraphIndex=step.index))
+    e.io([v], [out])
+    model = w.finish()
+    x0 = np.array([1.5, -0.5], F32)
+    ours, _ = compare(model, {"x": x0})
+    np.testing.assert_array_equal(ours["y"], x0 + np.array([10, 20], F32))
+
+
+def test_if_inside_a_while_body():
+    """while i < n: acc = acc + i if i < k else acc - 1; i += 1 (IF on loop variables)."""
+    w = ModelWriter()
+    main, c, b, t, e = (w.subgraph(n) for n in ("main", "cond", "body", "then", "else"))
+    names = ("i", "n", "k", "acc")
+    ins = [main.tensor([], I32, name=n) for n in names]
+    outs = [main.tensor([], I32, name=f"out_{n}") for n in names]
+    main.op("WHILE", ins, outs, options("WhileOptions", condSubgraphIndex=c.index, bodySubgraphIndex=b.index))
+    main.io(ins, outs)
+    v = [c.tensor([], I32) for _ in names]
+    c.io(v, [binary(c, "LESS", v[0], v[1], [], BOOL)])
+    v = [b.tensor([], I32) for _ in names]
+    below = binary(b, "LESS", v[0], v[2], [], BOOL)
+    acc = b.tensor([], I32)
+    b.op("IF", [below, v[3], v[0]], [acc], options("IfOptions", thenSubgraphIndex=t.index, elseSubgraphIndex=e.index))
+    b.io(v, [binary(b, "ADD", v[0], b.const(np.array(1, I32)), [], I32), v[1], v[2], acc])
+    v = [t.tensor([], I32), t.tensor([], I32)]
+    t.io(v, [binary(t, "ADD", v[0], v[1], [], I32)])
+    v = [e.tensor([], I32), e.tensor([], I32)]
+    e.io(v, [binary(e, "SUB", v[0], e.const(np.array(1, I32)), [], I32)])
+    model = w.finish()
+    for n, k in ((0, 3), (8, 3), (5, 10)):
+        feeds = {"i": np.array(0, I32), "n": np.array(n, I32), "k": np.array(k, I32), "acc": np.array(0, I32)}
+        ours, _ = compare(model, feeds)
+        assert int(ours["out_acc"]) == sum(i if i < k else -1 for i in range(n))
+
+
+def test_if_branches_of_different_shapes():
+    w = ModelWriter()
+    main, t, e = w.subgraph("main"), w.subgraph("then"), w.subgraph("else")
+    flag = main.const(np.array(True))
+    x = main.const(np.array([1, 2], F32))
+    y = main.tensor([2], F32, name="y")
+    main.op("IF", [flag, x], [y], options("IfOptions", thenSubgraphIndex=t.index, elseSubgraphIndex=e.index))
+    main.io([], [y])
+    v = t.tensor([2], F32)
+    t.io([v], [binary(t, "ADD", v, v, [2], F32)])
+    v = e.tensor([2], F32)
+    e.io([v], [_concat(e, v)])
+    load_error(w.finish(), NotSupportedError, r"operator 0 \(IF\): output 0 \(tensor 'y'\) is float32 \[2\] from "
+                                              r"the then branch and float32 \[4\] from the else branch")
+
+
+def test_if_bad_branch_index():
+    w = if_model(lambda g, v: v, lambda g, v: v)
+    w.model.subgraphs[0].operators[-1].builtinOptions.elseSubgraphIndex = 9
+    load_error(w.finish(), DataError, r"operator \d+ \(IF\): its else subgraph index 9 is out of range")
+
+
 # -- the operators of loop conditions, one at a time, against LiteRT -----------------------------
 
 @pytest.mark.parametrize("code", ["LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL"])

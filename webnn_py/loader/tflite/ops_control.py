@@ -1,4 +1,4 @@
-"""Control flow: WHILE, onto our `loop` builder extension (idl/extensions.idl;
+"""Control flow: WHILE and IF, onto our `loop` builder extension (idl/extensions.idl;
 semantics: OpenVINO Loop-5, ../shared/spec/003_ea60059f0e025f60.txt).
 
 TFLite's WHILE (WhileOptions: cond_subgraph_index, body_subgraph_index) runs
@@ -24,6 +24,14 @@ changes across an iteration is rejected with NotSupportedError naming WHILE and
 the variable's tensor. A variable the body graph never reads (its next value
 does not depend on it) is not an input of the body graph and carries no back
 edge; its result is where(initial condition, last next value, initial value).
+
+IF (IfOptions: then_subgraph_index, else_subgraph_index; input 0 the boolean,
+the rest the branch's inputs) becomes two loops of trip count 1, each branch's
+subgraph a body graph run when its condition holds (Loop-5 runs zero iterations
+when the execution condition is false), and where(condition, then, else) per
+output. So only the branch taken runs, as in LiteRT: a branch that would fail
+or never end (a WHILE in it) costs nothing when not taken. Both branches must
+give each output the same type and shape.
 """
 from __future__ import annotations
 
@@ -32,7 +40,7 @@ import numpy as np
 from ...api.builder import MLGraphBuilder
 from .importer import BOOL
 
-WHILE_OPTIONS = 93     # BuiltinOptions.WhileOptions (schema.fbs)
+IF_OPTIONS, WHILE_OPTIONS = 92, 93     # BuiltinOptions.IfOptions, .WhileOptions (schema.fbs)
 
 
 async def while_(ctx):
@@ -80,14 +88,7 @@ async def while_(ctx):
                            "in WebNN")
     next_condition = _condition(ctx, (await ctx.call(cond_index, body_builder, nexts, "cond"))[0],
                                 body_builder, cond_tensor)
-    outputs, seen = {}, set()
-    for name, operand in [*((f"next_{k}", v) for k, v in enumerate(nexts)), ("cond", next_condition)]:
-        # build() takes no graph input or constant as an output, and each output its own operand.
-        if operand._value.is_input or operand._value.is_constant or id(operand._value) in seen:
-            operand = body_builder.identity(operand)
-        seen.add(id(operand._value))
-        outputs[name] = operand
-    body = await body_builder.build(outputs)
+    body = await _build(body_builder, [*((f"next_{k}", v) for k, v in enumerate(nexts)), ("cond", next_condition)])
 
     read = body._input_descriptors       # the inputs the body graph actually reads
     carried = [k for k in range(n) if f"var_{k}" in read]
@@ -106,15 +107,75 @@ async def while_(ctx):
         ctx.set_output(k, value)
 
 
+async def if_(ctx):
+    op = ctx.op
+    if op.options is None or op.options_type != IF_OPTIONS:
+        raise ctx.malformed("it has no IfOptions")
+    # IfOptions: then_subgraph_index (field 0), else_subgraph_index (field 1).
+    branches = (("then", op.options.scalar(0, "i32")), ("else", op.options.scalar(1, "i32")))
+    model = ctx.model
+    for role, index in branches:
+        if not 0 <= index < len(model.subgraphs):
+            raise ctx.malformed(f"its {role} subgraph index {index} is out of range (the model has "
+                                f"{len(model.subgraphs)} subgraphs)")
+        if len(model.subgraphs[index].outputs) != len(op.outputs):
+            raise ctx.malformed(f"its {role} subgraph {index} has {len(model.subgraphs[index].outputs)} outputs, "
+                                f"IF has {len(op.outputs)}")
+    if ctx.input_tensor(0).type_code != BOOL:
+        raise ctx.malformed(f"its condition {ctx.input_tensor(0).name!r} is {ctx.input_tensor(0).type_name}, not BOOL")
+    condition = _condition(ctx, ctx.input(0), ctx.b, ctx.input_tensor(0))
+    operands = [ctx.input(k) for k in range(1, len(op.inputs))]
+    taken = {"then": condition, "else": ctx.b.logicalNot(condition)}
+    results = {}
+    for role, index in branches:
+        results[role] = await _run_if(ctx, role, index, taken[role], operands)
+    for k, (then, other) in enumerate(zip(results["then"], results["else"])):
+        if then.dataType != other.dataType or tuple(then.shape) != tuple(other.shape):
+            raise ctx.fail(f"output {k} (tensor {ctx.output_tensor(k).name!r}) is {then.dataType} "
+                           f"{list(then.shape)} from the then branch and {other.dataType} {list(other.shape)} "
+                           "from the else branch; WebNN operands need one static type and shape")
+        ctx.set_output(k, ctx.b.where(condition, then, other))
+
+
+async def _run_if(ctx, role: str, index: int, condition, operands: list) -> list:
+    """Subgraph `index` on `operands`, run only when `condition` holds: a loop of
+    trip count 1 whose execution condition is `condition` (after zero iterations
+    its outputs are zeros, which where() then ignores)."""
+    builder = MLGraphBuilder(ctx.b._context)
+    inputs = [builder.input(f"in_{k}", {"dataType": v.dataType, "shape": list(v.shape)})
+              for k, v in enumerate(operands)]
+    outputs = await ctx.call(index, builder, inputs, role)
+    stop = builder.constant({"dataType": "uint8", "shape": []}, np.zeros((), np.uint8))
+    body = await _build(builder, [*((f"out_{k}", v) for k, v in enumerate(outputs)), ("cond", stop)])
+    read = body._input_descriptors
+    return ctx.b.loop(ctx.constant_operand(np.array(1, np.int32)), condition, body, "cond",
+                      [{"bodyInput": f"in_{k}", "value": v} for k, v in enumerate(operands) if f"in_{k}" in read],
+                      [{"bodyOutput": f"out_{k}"} for k in range(len(outputs))],
+                      {"label": f"IF (operator {ctx.op.index}) {role} branch"})
+
+
+async def _build(builder, named: list):
+    """build() a body graph from (name, operand) pairs. build() takes no graph input
+    or constant as an output, and each output needs its own operand: identity() where needed."""
+    outputs, seen = {}, set()
+    for name, operand in named:
+        if operand._value.is_input or operand._value.is_constant or id(operand._value) in seen:
+            operand = builder.identity(operand)
+        seen.add(id(operand._value))
+        outputs[name] = operand
+    return await builder.build(outputs)
+
+
 def _condition(ctx, operand, builder, tensor):
-    """The cond subgraph's one-element boolean as a uint8 scalar (loop() takes a
-    scalar or a 1-element 1-D condition; LiteRT reads the single element)."""
+    """A one-element boolean as a uint8 scalar (loop() takes a scalar or a
+    1-element 1-D condition; LiteRT reads the single element)."""
     if operand.dataType != "uint8" or int(np.prod(operand.shape, dtype=np.int64)) != 1:
-        raise ctx.malformed(f"the cond subgraph's output {tensor.name!r} is {operand.dataType} "
-                            f"{list(operand.shape)}, not a single boolean")
+        raise ctx.malformed(f"the condition {tensor.name!r} is {operand.dataType} {list(operand.shape)}, "
+                            "not a single boolean")
     return operand if tuple(operand.shape) == () else builder.reshape(operand, [])
 
 
 TRANSLATORS = {
     "WHILE": while_,
+    "IF": if_,
 }
