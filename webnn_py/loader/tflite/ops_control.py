@@ -57,8 +57,8 @@ async def while_(ctx):
     initial = [ctx.input(k) for k in range(n)]
     names = [ctx.output_tensor(k).name for k in range(n)]
 
-    # Validated before anything is translated, so that a bad index or a recursion
-    # is reported as such whichever subgraph comes first.
+    # Both indices and output counts are checked before either subgraph is translated,
+    # so a bad body index is reported as such even when the cond subgraph is broken too.
     model = ctx.model
     for role, index, outputs in (("cond", cond_index, 1), ("body", body_index, n)):
         if not 0 <= index < len(model.subgraphs):
