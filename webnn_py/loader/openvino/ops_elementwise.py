@@ -126,5 +126,5 @@ TRANSLATORS = {
     "LogicalAnd": _binary("logicalAnd"), "LogicalOr": _binary("logicalOr"), "LogicalXor": _binary("logicalXor"),
     "LogicalNot": _unary("logicalNot"),
     "Relu": _unary("relu"), "ReLU": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
-    "Select": select, "Convert": convert, "Softmax": softmax,
+    "Select": select, "Convert": convert, "Softmax": softmax, "SoftMax": softmax,
 }
