@@ -11,7 +11,7 @@ import numpy as np
 from ..base.casting import cast_number
 from ..base.descriptor import OperandDescriptor
 from .broadcast import broadcast_bidirectional
-from .elementwise_unary import erf, erfc
+from .elementwise_unary import erfc_nonnegative
 from .registry import ANY, FLOAT, FLOATS, SIGNED, BuildContext, TensorLimits, compute_type, register
 
 def _copy_input(ctx: BuildContext, input, attributes: dict | None = None):
@@ -85,11 +85,12 @@ def relu(inputs, attributes, outputs):
 
 def _gelu(x):
     # 0.5 * x * (1 + erf(x / sqrt(2))), evaluated in float64 and rounded once. For
-    # negative x, 1 + erf(x / sqrt(2)) cancels to nothing; it equals erfc(-x / sqrt(2)),
-    # which erfc() computes to full relative precision.
+    # negative x, 1 + erf(x / sqrt(2)) cancels to nothing; it equals erfc(|x| / sqrt(2)),
+    # which erfc_nonnegative computes to full relative precision; for x >= 0 it is
+    # 2 - erfc(x / sqrt(2)). One erfc evaluation serves both signs.
     x64 = x.astype(np.float64)
-    z = x64 / math.sqrt(2.0)
-    return 0.5 * x64 * np.where(x64 < 0, erfc(-z), 1.0 + erf(z))
+    tail = erfc_nonnegative(np.abs(x64) * (1 / math.sqrt(2.0)))
+    return 0.5 * x64 * np.where(x64 < 0, tail, 2.0 - tail)
 
 
 def _hard_swish(x):
