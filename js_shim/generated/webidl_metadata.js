@@ -3469,7 +3469,7 @@ const WEBNN_IDL_METADATA = {
               "arguments": [
                 {
                   "name": "modelBuffer",
-                  "type": "BufferSource",
+                  "type": "ArrayBuffer",
                   "optional": false,
                   "variadic": false
                 },

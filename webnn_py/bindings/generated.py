@@ -1381,7 +1381,7 @@ INTERFACES = {
         operations={
             'load': (
                 O((
-                    A('modelBuffer', 'BufferSource', T('BufferSource')),
+                    A('modelBuffer', 'ArrayBuffer', T('ArrayBuffer')),
                     A('options', 'MLModelLoadOptions', T('MLModelLoadOptions'), optional=True, default={}),
                 ), return_type='Promise<MLModel>'),
             ),
