@@ -1,0 +1,278 @@
+"""The graph compiler (webnn_py/runtime/compiler): each pass against the same graph
+compiled without optimisation (ExecutionPlan(..., optimize=False): the operators'
+registered kernels one by one, as before the compiler existed) and against
+independent references (torch in float64, hand-computed values).
+"""
+import asyncio
+
+import numpy as np
+import pytest
+
+import webnn_py
+from webnn_py.runtime.plan import ExecutionPlan
+from tests.portable.expect import assert_close
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+
+def build(make, inputs: dict, constants: dict | None = None):
+    """make(builder, operands) -> {name: MLOperand}; returns (compiled plan, unoptimised plan)."""
+    async def go():
+        context = await webnn_py.ml.createContext()
+        builder = webnn_py.MLGraphBuilder(context)
+        operands = {n: builder.input(n, _desc(a)) for n, a in inputs.items()}
+        for n, a in (constants or {}).items():
+            operands[n] = builder.constant(_desc(a), np.ascontiguousarray(a))
+        outputs = make(builder, operands)
+        graph = await builder.build(outputs)
+        plain = ExecutionPlan({n: o._value for n, o in outputs.items()}, optimize=False)
+        return graph._implementation, plain
+    return asyncio.run(go())
+
+
+def _desc(a):
+    return {"dataType": {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16",
+                         np.dtype(np.int32): "int32"}[a.dtype], "shape": list(a.shape)}
+
+
+def kinds(plan):
+    return [step.name for step in plan.steps]
+
+
+def assert_same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert np.array_equal(a.view(np.uint8 if a.dtype.itemsize == 1 else f"u{a.dtype.itemsize}"),
+                          b.view(np.uint8 if b.dtype.itemsize == 1 else f"u{b.dtype.itemsize}"))
+
+
+def t64(a):
+    return torch.from_numpy(np.asarray(a, np.float64))
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(9)
+
+
+# -- fusion -----------------------------------------------------------------------------------
+
+def test_conv_bias_relu6_fuses_into_one_step_with_the_unfused_bits(rng):
+    x = rng.standard_normal((1, 8, 10, 10)).astype(np.float32)
+    w = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    extra = rng.standard_normal((16, 1, 1)).astype(np.float32)
+    plan, plain = build(lambda g, o: {"y": g.clamp(g.add(g.conv2d(o["x"], o["w"], {"padding": [1] * 4,
+                                                                                     "bias": o["b"]}), o["e"]),
+                                                   {"minValue": 0, "maxValue": 6})},
+                        {"x": x}, {"w": w, "b": b, "e": extra})
+    assert kinds(plan) == ["conv2d+add+clamp"]
+    assert kinds(plain) == ["conv2d", "add", "clamp"]
+    got = plan.execute({"x": x})["y"]
+    assert_same_bits(got, plain.execute({"x": x})["y"])
+    ref = torch.clamp(F.conv2d(t64(x), t64(w), t64(b), padding=1) + t64(extra), 0, 6).numpy()
+    assert_close(got, ref, atol=1e-4, what="conv2d+add+clamp")
+
+
+@pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh", "gelu", "hardSwish", "leakyRelu"])
+def test_matmul_add_activation_chain(act, rng):
+    a = rng.standard_normal((2, 5, 12)).astype(np.float32)
+    w = rng.standard_normal((12, 7)).astype(np.float32)
+    bias = rng.standard_normal(7).astype(np.float32)
+    plan, plain = build(lambda g, o: {"y": getattr(g, act)(g.add(g.matmul(o["a"], o["w"]), o["b"]))},
+                        {"a": a}, {"w": w, "b": bias})
+    assert kinds(plan) == [f"matmul+add+{act}"]
+    got = plan.execute({"a": a})["y"]
+    assert_same_bits(got, plain.execute({"a": a})["y"])
+    z = t64(a) @ t64(w) + t64(bias)
+    ref = {"relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "gelu": F.gelu,
+           "hardSwish": F.hardswish, "leakyRelu": lambda t: F.leaky_relu(t, 0.01)}[act](z).numpy()
+    assert_close(got, ref, atol=1e-4, what=act)
+
+
+def test_element_wise_chain_with_operands_computed_later_and_either_side(rng):
+    # y = (x * 2) - z ... where the fused chain's second operand is produced after the first
+    # op, and sub/div take the chain's value as their second operand.
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    z = rng.uniform(1, 2, (3, 4)).astype(np.float32)
+
+    def make(g, o):
+        doubled = g.mul(o["x"], g.constant("float32", 2))
+        later = g.exp(o["z"])
+        return {"y": g.div(later, g.sub(later, doubled))}
+    plan, plain = build(make, {"x": x, "z": z})
+    assert "mul+sub+div" in kinds(plan)
+    got = plan.execute({"x": x, "z": z})["y"]
+    assert_same_bits(got, plain.execute({"x": x, "z": z})["y"])
+    ez = np.exp(z.astype(np.float64))
+    assert_close(got, ez / (ez - 2 * x.astype(np.float64)), atol=1e-4)
+
+
+def test_no_fusion_for_float16_shared_values_or_outputs(rng):
+    x16 = rng.standard_normal((4, 4)).astype(np.float16)
+    plan, plain = build(lambda g, o: {"y": g.relu(g.add(o["x"], o["x"]))}, {"x": x16})
+    assert kinds(plan) == ["add", "relu"]      # float16 rounds after every operator
+    assert_same_bits(plan.execute({"x": x16})["y"], plain.execute({"x": x16})["y"])
+
+    x = rng.standard_normal((4, 4)).astype(np.float32)
+
+    def shared(g, o):
+        s = g.add(o["x"], o["x"])
+        return {"y": g.mul(g.relu(s), s)}       # s has two readers: it must exist
+    plan, _ = build(shared, {"x": x})
+    assert kinds(plan)[0] == "add"
+    np.testing.assert_array_equal(plan.execute({"x": x})["y"], np.maximum(2 * x, 0) * (2 * x))
+
+    def exposed(g, o):
+        s = g.add(o["x"], o["x"])
+        return {"s": s, "y": g.relu(s)}         # s is a graph output
+    plan, _ = build(exposed, {"x": x})
+    assert kinds(plan) == ["add", "relu"]
+    out = plan.execute({"x": x})
+    np.testing.assert_array_equal(out["s"], 2 * x)
+    np.testing.assert_array_equal(out["y"], np.maximum(2 * x, 0))
+
+
+def test_broadcasting_consumer_is_not_done_in_place(rng):
+    # add's result is [4] but the consumer's output is [3, 4]: no in-place fusion.
+    x = rng.standard_normal(4).astype(np.float32)
+    m = rng.standard_normal((3, 4)).astype(np.float32)
+    plan, _ = build(lambda g, o: {"y": g.mul(g.add(o["x"], o["x"]), o["m"])}, {"x": x, "m": m})
+    assert kinds(plan) == ["add", "mul"]
+    np.testing.assert_array_equal(plan.execute({"x": x, "m": m})["y"], (x + x) * m)
+
+
+def test_fused_stage_never_writes_into_a_view_of_an_input(rng):
+    # reshape returns a view of the graph input: the fused relu must copy, not write into x.
+    x = rng.standard_normal((2, 6)).astype(np.float32)
+    keep = x.copy()
+    plan, _ = build(lambda g, o: {"y": g.relu(g.reshape(o["x"], [3, 4]))}, {"x": x})
+    assert kinds(plan) == ["reshape+relu"]
+    y = plan.execute({"x": x})["y"]
+    np.testing.assert_array_equal(x, keep)
+    np.testing.assert_array_equal(y, np.maximum(keep.reshape(3, 4), 0))
+
+
+# -- constant folding ----------------------------------------------------------------------
+
+def test_constant_subgraphs_are_evaluated_at_build(rng):
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    c = np.array([[1, 2, 3]], np.float32)
+
+    def make(g, o):
+        scale = g.sqrt(g.add(o["c"], g.constant("float32", 1)))       # depends on constants only
+        return {"y": g.mul(o["x"], g.transpose(g.transpose(scale)))}
+    plan, plain = build(make, {"x": x}, {"c": c})
+    assert sorted(n.kind for n in plan.folded_nodes) == ["add", "sqrt", "transpose", "transpose"]
+    assert kinds(plan) == ["mul"]
+    got = plan.execute({"x": x})["y"]
+    np.testing.assert_array_equal(got, plain.execute({"x": x})["y"])
+    assert_close(got, x.astype(np.float64) * np.sqrt([[2.0, 3.0, 4.0]]), ulp=1)
+
+
+def test_a_graph_of_constants_only_returns_fresh_arrays_each_run():
+    plan, _ = build(lambda g, o: {"y": g.add(g.constant("int32", 40), g.constant("int32", 2))}, {})
+    assert plan.steps == []
+    first = plan.execute({})["y"]
+    assert first.tolist() == 42
+    first[...] = 0                                  # the caller owns what it got
+    assert plan.execute({})["y"].tolist() == 42
+
+
+def test_folding_leaves_integer_results_exact():
+    # int32 wraps like native types; folding runs the same kernel, so the same bits.
+    plan, plain = build(lambda g, o: {"y": g.add(o["x"], g.mul(g.constant("int32", 2 ** 30),
+                                                                g.constant("int32", 4)))},
+                        {"x": np.array([1, 2], np.int32)})
+    assert [n.kind for n in plan.folded_nodes] == ["mul"]
+    got = plan.execute({"x": np.array([1, 2], np.int32)})["y"]
+    assert got.tolist() == [1, 2]                  # 2**32 wraps to 0
+    assert_same_bits(got, plain.execute({"x": np.array([1, 2], np.int32)})["y"])
+
+
+# -- outputs, liveness, profile, execute_iter ----------------------------------------------------
+
+def test_outputs_are_never_aliases_of_inputs_or_of_the_next_run(rng):
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    plan, _ = build(lambda g, o: {"r": g.reshape(o["x"], [3, 2]), "y": g.relu(g.add(o["x"], o["x"]))},
+                    {"x": x})
+    first = plan.execute({"x": x})
+    assert not np.shares_memory(first["r"], x)
+    second = plan.execute({"x": -x})
+    np.testing.assert_array_equal(first["y"], np.maximum(2 * x, 0))
+    np.testing.assert_array_equal(second["y"], np.maximum(-2 * x, 0))
+    assert not np.shares_memory(first["y"], second["y"])
+
+
+def test_liveness_releases_intermediates_after_their_last_reader(rng):
+    x = rng.standard_normal((4,)).astype(np.float32)
+
+    def make(g, o):
+        a = g.exp(o["x"])
+        b = g.mul(a, a)            # a's last reader
+        return {"y": g.sin(b), "z": g.cos(b)}
+    plan, _ = build(make, {"x": x})
+    mul_step = next(s for s in plan.steps if s.name == "mul")
+    assert mul_step.release == mul_step.input_slots[:1]
+    out = plan.execute({"x": x})
+    e = np.exp(x.astype(np.float64))
+    assert_close(out["y"], np.sin(e * e), atol=1e-4)
+    assert_close(out["z"], np.cos(e * e), atol=1e-4)
+
+
+def test_profile_accumulates_seconds_per_step_name(rng):
+    x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 1, 3, 3)).astype(np.float32)
+    plan, _ = build(lambda g, o: {"y": g.reduceMean(g.relu(g.conv2d(o["x"], o["w"], {"groups": 4})))},
+                    {"x": x}, {"w": w})
+    profile = {}
+    plan.execute({"x": x}, profile=profile)
+    plan.execute({"x": x}, profile=profile)
+    assert set(profile) == {"conv2d+relu", "reduceMean"}
+    assert all(isinstance(v, float) and v > 0 for v in profile.values())
+
+
+def test_execute_iter_yields_per_step_and_returns_executes_results(rng):
+    x = rng.standard_normal((3,)).astype(np.float32)
+    plan, _ = build(lambda g, o: {"y": g.sin(g.mul(g.cos(o["x"]), g.cos(o["x"])))}, {"x": x})
+    run = plan.execute_iter({"x": x})
+    yields = 0
+    while True:
+        try:
+            next(run)
+            yields += 1
+        except StopIteration as done:
+            result = done.value
+            break
+    assert yields == len(plan.steps)
+    np.testing.assert_array_equal(result["y"], plan.execute({"x": x})["y"])
+
+
+# -- specialised gemm / matmul ------------------------------------------------------------------
+
+@pytest.mark.parametrize("options", [{}, {"bTranspose": True, "alpha": 0.5, "beta": 2.0},
+                                     {"aTranspose": True, "beta": -1.0}])
+def test_gemm_with_constant_weights(options, rng):
+    a = rng.standard_normal((5, 4) if not options.get("aTranspose") else (4, 5)).astype(np.float32)
+    b = rng.standard_normal((6, 4) if options.get("bTranspose") else (4, 6)).astype(np.float32)
+    c = rng.standard_normal((6,)).astype(np.float32)
+    plan, plain = build(lambda g, o: {"y": g.gemm(o["a"], o["b"], {**options, "c": o["c"]})},
+                        {"a": a}, {"b": b, "c": c})
+    got = plan.execute({"a": a})["y"]
+    ta, tb = t64(a), t64(b)
+    ta = ta.T if options.get("aTranspose") else ta
+    tb = tb.T if options.get("bTranspose") else tb
+    ref = (options.get("alpha", 1.0) * (ta @ tb) + options.get("beta", 1.0) * t64(c)).numpy()
+    assert_close(got, ref, atol=1e-4)
+    assert_close(plain.execute({"a": a})["y"], ref, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_matmul_with_constant_weights_batched_input(dtype, rng):
+    a = rng.standard_normal((2, 3, 5, 8)).astype(dtype)
+    b = rng.standard_normal((8, 4)).astype(dtype)
+    plan, _ = build(lambda g, o: {"y": g.matmul(o["a"], o["b"])}, {"a": a}, {"b": b})
+    got = plan.execute({"a": a})["y"]
+    ref = (t64(a) @ t64(b)).numpy()
+    assert got.dtype == dtype and got.shape == (2, 3, 5, 4)
+    assert_close(got, ref, atol=1e-4 if dtype == np.float32 else 1e-2)
