@@ -116,6 +116,7 @@ async def translate_loop(t: Translator, layer, inputs) -> list:
     body = MLGraphBuilder(t.b._context)
     body_values: dict[int, object] = {}
     bindings = []              # (param id, outer operand, axis or None)
+    no_slices = False          # a sliced input has no whole part: zero iterations
     current = None
     condition_id = None
     for entry in in_entries:
@@ -152,16 +153,20 @@ async def translate_loop(t: Translator, layer, inputs) -> list:
             bindings.append((pid, outer, axis))
             continue
         starts, part = slicing
+        part_shape[axis] = part
         if not starts:
-            return await _zero_iterations(t, layer, key, body, body_graph, body_values, bindings, out_entries,
-                                          back_edges, current, params, results, no_slices=True)
+            # Not one whole part fits: the loop runs zero times. The body still
+            # needs this input, with the part's shape, for its output shapes.
+            no_slices = True
+            body_values[pid] = body.input(f"p{pid}", {"dataType": data_type, "shape": part_shape})
+            bindings.append((pid, outer, axis))
+            continue
         # Gather the parts into a new axis: [..., count, part, ...]; the body reshapes each back.
         positions = np.array([[s + j for j in range(part)] for s in starts], dtype=np.int32)
         if isinstance(outer, np.ndarray):
             gathered = np.take(outer, positions, axis=axis)
         else:
             gathered = t.b.gather(outer, t.operand(positions), {"axis": axis})
-        part_shape[axis] = part
         sliced_shape = shape[:axis] + [1, part] + shape[axis + 1:]
         raw = body.input(f"p{pid}", {"dataType": data_type, "shape": sliced_shape})
         body_values[pid] = body.reshape(raw, part_shape)
@@ -193,9 +198,11 @@ async def translate_loop(t: Translator, layer, inputs) -> list:
         raise t.malformed('the port_map has no output with purpose="execution_condition"')
     concatenated = any(axis is not None for _, _, axis in outputs)
     known = session.counts.get(key) if concatenated else None
+    if no_slices or _never_starts(trip, condition):
+        known = 0
     if known == 0:
         return await _zero_iterations(t, layer, key, body, body_graph, body_values, bindings, out_entries,
-                                      back_edges, current, params, results)
+                                      back_edges)
     counting = session.count_target == key
 
     # -- the body ---------------------------------------------------------------------------
@@ -272,18 +279,20 @@ def _body_operand(body, value):
     return value
 
 
-async def _zero_iterations(t, layer, key, body, body_graph, body_values, bindings, out_entries, back_edges,
-                           current, params, results, no_slices=False):
+def _never_starts(trip, condition) -> bool:
+    """Loop-5's pseudo-code runs no iteration when the trip count is 0 or the
+    execution condition is false; with both known at load time, no run is needed
+    to find that out."""
+    if isinstance(trip, np.ndarray) and int(trip.reshape(-1)[0]) == 0:
+        return True
+    return isinstance(condition, np.ndarray) and not condition.reshape(-1)[0]
+
+
+async def _zero_iterations(t, layer, key, body, body_graph, body_values, bindings, out_entries, back_edges):
     """Loop-5 when the body never runs: a last-value output is the initial value
     of the Parameter its Result feeds by a back edge (zeros when it feeds none:
-    idl/extensions.idl's convention), a concatenated output is empty."""
-    if no_slices:
-        # The remaining Parameters still need inputs for the body's shapes.
-        for pid, layer_ in params.items():
-            if pid not in body_values:
-                kind = element_type(layer_)
-                body_values[pid] = body.input(f"p{pid}", {"dataType": ELEMENT_TYPES[kind][1],
-                                                          "shape": [max(d, 1) for d in shape_attribute(layer_)]})
+    idl/extensions.idl's convention), a concatenated output is empty. The body
+    is translated only for its output shapes."""
     translated = await Translator(body, body_graph, t.session, key + "/", in_body=True).run(body_values)
     t.layer = layer
     initial = {pid: value for pid, value, axis in bindings if axis is None}
