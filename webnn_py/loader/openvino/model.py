@@ -149,7 +149,10 @@ class IRModel:
         session = Session(self.translators, dict(counts), target, self.max_iterations)
         params = {}
         for layer, name, shape, dt in zip(self.parameters, self.input_names, shapes, self.input_types):
-            params[layer.id] = builder.input(name, {"dataType": dt, "shape": list(shape)})
+            try:
+                params[layer.id] = builder.input(name, {"dataType": dt, "shape": list(shape)})
+            except TypeError as exc:
+                raise DataError(f"load: {layer.where}: {exc}") from None
         translator = Translator(builder, self.graph, session)
         spec = Spec(fixed={}, result_names={})
         outputs = {}
