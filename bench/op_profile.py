@@ -11,7 +11,8 @@ from __future__ import annotations
 
 
 async def profile_model(name: str, runs: int = 5) -> dict:
-    """{"steps": {step name: ms per run}, "total_ms", "runs"} for bench/models.py's `name`."""
+    """{"steps": {step name: ms per run}, "counts": {step name: steps in the plan}, "total_ms", "runs"}
+    for bench/models.py's `name`."""
     import webnn_py
     from models import MODELS, emit
 
@@ -28,7 +29,10 @@ async def profile_model(name: str, runs: int = 5) -> dict:
     totals: dict[str, float] = {}
     for _ in range(runs):
         plan.execute(inputs, profile=totals)
+    counts: dict[str, int] = {}
+    for step in plan.steps:
+        counts[step.name] = counts.get(step.name, 0) + 1
     context.destroy()
     steps = {key: seconds * 1000 / runs for key, seconds in totals.items()}
-    return {"steps": steps, "total_ms": sum(steps.values()), "runs": runs}
+    return {"steps": steps, "counts": counts, "total_ms": sum(steps.values()), "runs": runs}
 

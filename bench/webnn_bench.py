@@ -232,10 +232,10 @@ def match(diff):
 def print_profile(title, profile, dispatch_ms=None):
     print(f"\n{title} (ExecutionPlan.execute(profile=...), mean of {profile['runs']} runs)")
     total = profile["total_ms"]
-    rows = [(name, f"{ms:.2f}", f"{100 * ms / total:.1f}%")
+    rows = [(name, str(profile["counts"].get(name, "")), f"{ms:.2f}", f"{100 * ms / total:.1f}%")
             for name, ms in sorted(profile["steps"].items(), key=lambda kv: -kv[1])]
-    rows.append(("total (kernels only)", f"{total:.2f}", "100.0%"))
-    print_table(("plan step", "ms/run", "share"), rows)
+    rows.append(("total (kernels only)", str(sum(profile["counts"].values())), f"{total:.2f}", "100.0%"))
+    print_table(("plan step", "steps", "ms/run", "share"), rows)
     if dispatch_ms is not None:
         print(f"(writeTensor → dispatch → readTensor median: {dispatch_ms:.2f} ms)")
 
@@ -275,6 +275,7 @@ def main(argv=None) -> int:
                            stdout=subprocess.DEVNULL)
 
     ok = True
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="webnn-bench-") as tmp:
         directory = Path(tmp)
         print("exporting the models to ONNX ...", file=sys.stderr, flush=True)
@@ -292,8 +293,12 @@ def main(argv=None) -> int:
             browser = browser_bench(prepared, directory, warmup, measure, min_runs, profile, profile_runs)
 
     settings = f"warm-up ≥{warmup:g} s per side, then {measure:g} s of alternating runs"
+    print(f"machine: {os.cpu_count()} CPUs, 1-minute load average {load_before:.1f} at the start and "
+          f"{os.getloadavg()[0]:.1f} at the end")
     if browser:
-        print(f"\nBrowser: headless Chromium, crossOriginIsolated={browser['isolated']}; {settings}; medians in ms")
+        threads = {r["ort_threads"] for r in browser["models"].values()}
+        print(f"\nBrowser: headless Chromium, crossOriginIsolated={browser['isolated']}, ORT-wasm 2T page's "
+              f"numThreads={'/'.join(map(str, threads))}; {settings}; medians in ms")
         rows = []
         for key, r in browser["models"].items():
             med = {side: median_ms(t) for side, t in r["times"].items()}
