@@ -104,6 +104,13 @@ def case_shape_ops():
         ops.strided_slice(x, c([1, -1, 0], I64), c([0, 0, 0], I64), c([1, -1, 1], I64), [0, 0, 1], [1, 0, 1],
                           shrink_axis_mask=[1, 0, 0]),
         ops.strided_slice(x, c([0, 0], I64), c([1, 2], I64), c([1, 1], I64), [1, 0], [1, 0], new_axis_mask=[0, 1]),
+        ops.strided_slice(x, c([1, 0, 0], I64), c([2, 0, 3], I64), c([1, 1, 1], I64), [0, 0, 0], [0, 0, 0],
+                          ellipsis_mask=[0, 1, 0]),
+        ops.strided_slice(x, c([0, 0, -1], I64), c([0, 0, -5], I64), c([1, 1, -2], I64), [1, 1, 0], [1, 1, 0]),
+        pytest.importorskip("openvino.opset15").squeeze(ops.reshape(x, c([1, 2, 1, 12], I64), False)),
+        ops.unsqueeze(x, c([-1, 1], I64)),
+        ops.transpose(x, c(np.zeros(0, I64))),
+        ops.concat([x, x], 0),
     ]
     return model(outs, [x]), {"x": X}
 
@@ -113,6 +120,19 @@ def case_dynamic_gather():
     outs = [ops.gather(x, i, c(0, I64))]
     return model(outs, [x, i]), {"x": rng.standard_normal((5, 3)).astype(F32),
                                  "i": np.array([[4, -1], [0, 2]], I32)}
+
+
+def test_gather_with_run_time_indices_and_batch_dims_hand_computed(tmp_path):
+    """Gather-8 with batch_dims 1 and indices computed at run time (OpenVINO's
+    CPU plugin crashed on this model here): out[b, i, :] = x[b, idx[b, i], :],
+    negative indices counting from the end."""
+    x, i = p("x", (2, 5, 3)), p("i", (2, 4), I32)
+    xml, weights = save(model([ops.gather(x, i, c(1, I64), batch_dims=1)], [x, i]), tmp_path)
+    xs = rng.standard_normal((2, 5, 3)).astype(F32)
+    idx = np.array([[4, -1, 0, 2], [-5, 3, 3, 1]], I32)
+    (got,) = ours(xml, weights, {"x": xs, "i": idx}).values()
+    expected = np.stack([np.stack([xs[b, idx[b, k] % 5] for k in range(4)]) for b in range(2)])
+    np.testing.assert_array_equal(got, expected)
 
 
 def case_convolution(auto_pad, strides, dilations, pads):

@@ -120,10 +120,10 @@ def gather(t, inputs):
     batch_dims = t.attr_int("batch_dims", 0)
     if batch_dims < 0:
         batch_dims += len(ishape)
-    (axis,) = t.ints(axis_value, "the axis") or [None]
-    if axis is None:
-        raise t.malformed("the axis is empty")
-    axis = t.axis(axis, len(shape))
+    axes = t.ints(axis_value, "the axis")
+    if len(axes) != 1:
+        raise t.malformed(f"the axis input holds {len(axes)} values, not 1")
+    axis = t.axis(axes[0], len(shape))
     if not 0 <= batch_dims <= min(axis, len(ishape)):
         raise t.malformed(f"batch_dims {batch_dims} must lie in [0, min(axis {axis}, indices rank {len(ishape)})]")
     if shape[:batch_dims] != ishape[:batch_dims]:
