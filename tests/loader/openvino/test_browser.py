@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from .helpers import openvino_run, save
-from .test_loop import build_loop, sliced_model
+from .test_loop import build_loop, counter_body, sliced_model
 
 ov = pytest.importorskip("openvino")
 ops = pytest.importorskip("openvino.opset13")
@@ -39,8 +39,8 @@ def test_loop_model_matches_openvino_in_chromium(page):
     save(model, models, "sliced")
     x = (np.arange(18, dtype=np.float32).reshape(6, 3) / 7).astype(np.float32)
     a = np.ones((1, 3), np.float32)
-    (models / "sliced.X.f32").write_bytes(x.tobytes())
-    (models / "sliced.A.f32").write_bytes(a.tobytes())
+    (models / "sliced.X.raw").write_bytes(x.tobytes())
+    (models / "sliced.A.raw").write_bytes(a.tobytes())
     got = tab.evaluate("([m, i]) => window.openvinoRun(m, i)",
                        ["sliced", [{"name": "X", "dimensions": [6, 3]}, {"name": "A", "dimensions": [1, 3]}]])
     reference = openvino_run(model, {"X": x, "A": a})
@@ -51,6 +51,31 @@ def test_loop_model_matches_openvino_in_chromium(page):
         assert got[name]["dimensions"] == list(expected.shape)
         ours = np.asarray(got[name]["data"], np.float32).reshape(expected.shape)
         np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-5)
+
+
+def test_while_loop_with_run_time_concatenation_matches_openvino_in_chromium(page):
+    """A while loop whose concatenated output's size the data decides: the
+    counting run and the specialised graph, in Pyodide."""
+    tab, models = page
+    body, acc, it, limit, r_acc, r_y, r_cond = counter_body()
+    init = ops.parameter([1], np.int32, name="init")
+    lim = ops.parameter([1], np.int32, name="lim")
+    last, ys = build_loop(ops.constant(np.int64(-1)), ops.constant(True), body, merged=[(acc, init, r_acc)],
+                          invariant=[(limit, lim)], last=[r_acc], concat=[(r_y, 0)], current=1,
+                          condition_result=r_cond)
+    model = ov.Model([ops.result(last), ops.result(ys)], [init, lim], "m")
+    save(model, models, "while")
+    feeds = {"init": np.array([1], np.int32), "lim": np.array([300], np.int32)}
+    for name, value in feeds.items():
+        (models / f"while.{name}.raw").write_bytes(value.tobytes())
+    got = tab.evaluate("([m, i]) => window.openvinoRun(m, i)",
+                       ["while", [{"name": n, "dimensions": [1], "type": "Int32Array"} for n in feeds]])
+    reference = openvino_run(model, feeds)
+    for names, expected in reference.items():
+        (name,) = [n for n in got if n in names]
+        assert got[name]["type"] == "Int32Array" and got[name]["dimensions"] == list(expected.shape)
+        np.testing.assert_array_equal(np.asarray(got[name]["data"], np.int32).reshape(expected.shape), expected)
+    assert max(len(v["data"]) for v in got.values()) > 1
 
 
 def test_runaway_loop_rejects_with_operation_error_in_chromium(page):
