@@ -11,26 +11,98 @@
 //   self.webnnPolyfillConfig = {
 //     baseURL:  where webnn-polyfill.js and pyodide/ are served (default: this script's URL),
 //     pyodideURL: the Pyodide runtime folder (default: baseURL + "pyodide/"),
-//     keepNative: true to leave a native navigator.ml alone (for browsers whose own
-//                 WebNN works; by default an existing native one is replaced, since
-//                 e.g. Debian Chromium's flagged navigator.ml cannot create a context),
+//     keepNative: true to keep a native navigator.ml *if it works*: its createContext()
+//                 must resolve and a tiny graph must build and compute the right
+//                 values within nativeProbeTimeoutMs (default 3000); otherwise the
+//                 polyfill replaces it (e.g. Debian Chromium's flagged navigator.ml,
+//                 which cannot create a context). Until that is decided, the native
+//                 createContext() waits for the decision. By default (false) a native
+//                 navigator.ml is always replaced. Not applied in service workers.
+//     timeSlice: milliseconds of work a dispatch() does before handing the thread
+//                back to the page (default 8; 0 or null: run each dispatch in one
+//                task). See the README's "Responsiveness" section.
 //     lazy: true to boot Python at the first createContext() rather than at once,
 //     debug: true for Pyodide's debug mode (clearer errors, slower),
 //   };
-(function installWebNNPolyfill(global) {
+(function installWebNNPolyfill(global, overrides) {
   "use strict";
 
   const IDL = WEBNN_IDL_METADATA;  // eslint-disable-line no-undef
-  const config = Object.assign({}, global.webnnPolyfillConfig || {});
+  const config = Object.assign({}, global.webnnPolyfillConfig || {}, overrides || {});
   const isWindow = typeof global.document !== "undefined";
   const globalKind = isWindow ? "Window" : "Worker";
+  const isServiceWorker = typeof ServiceWorkerGlobalScope === "function" && global instanceof ServiceWorkerGlobalScope;
 
   // [SecureContext]: nothing is exposed on a non-secure origin.
   if (!global.isSecureContext) return;
-  if (config.keepNative && global.navigator && "ml" in global.navigator) return;
 
   const baseURL = new URL(".", config.baseURL || currentScriptURL()).href;
+
+  if (config.keepNative && !isServiceWorker && global.navigator && global.navigator.ml) {
+    // Keep the native navigator.ml only if it works; decide before any context exists.
+    keepNativeIfItWorks(global.navigator.ml, () => installWebNNPolyfill(global, { keepNative: false, baseURL }));
+    return;
+  }
   const pyodideURL = new URL(config.pyodideURL || "pyodide/", baseURL).href;
+
+  // ---- keepNative: probe the native implementation ------------------------------------------
+  //
+  // A native navigator.ml may exist and still not work (Debian Chromium's flagged
+  // one rejects createContext(); an older one may implement a 2024 API without
+  // MLTensor). We ask it to do what the polyfill would: create a context, build
+  // a + b, and compute it through createTensor/writeTensor/dispatch/readTensor.
+  // While that runs, the native createContext() waits for the verdict, so a page
+  // never gets a context from the implementation that is then replaced; on
+  // failure the polyfill is installed and serves those calls.
+
+  function keepNativeIfItWorks(nativeML, installPolyfill) {
+    const proto = Object.getPrototypeOf(nativeML);
+    const nativeCreate = proto.createContext;
+    const NativeBuilder = global.MLGraphBuilder;
+    const timeoutMs = config.nativeProbeTimeoutMs === undefined ? 3000 : config.nativeProbeTimeoutMs;
+    const verdict = probeNative(nativeML, nativeCreate, NativeBuilder, timeoutMs).then((works) => {
+      Object.defineProperty(proto, "createContext", { value: nativeCreate, writable: true, enumerable: true, configurable: true });
+      if (!works) {
+        global.console.info("webnn-py: the native navigator.ml does not work here; using the polyfill");
+        installPolyfill();
+      }
+      return works ? "native" : "polyfill";
+    });
+    Object.defineProperty(global, "webnnPolyfillDecision", { value: verdict, configurable: true });
+    Object.defineProperty(proto, "createContext", {
+      value: {
+        createContext(...args) {
+          return verdict.then((which) => (which === "native" ? nativeCreate.apply(this, args)
+                                                              : global.navigator.ml.createContext(...args)));
+        },
+      }.createContext,
+      writable: true, enumerable: true, configurable: true,
+    });
+  }
+
+  async function probeNative(nativeML, nativeCreate, NativeBuilder, timeoutMs) {
+    const attempt = (async () => {
+      const context = await nativeCreate.call(nativeML);
+      const builder = new NativeBuilder(context);
+      const desc = { dataType: "float32", shape: [2] };
+      const a = builder.input("a", desc), b = builder.input("b", desc);
+      const graph = await builder.build({ c: builder.add(a, b) });
+      const [ta, tb, tc] = await Promise.all([
+        context.createTensor({ ...desc, writable: true }), context.createTensor({ ...desc, writable: true }),
+        context.createTensor({ ...desc, readable: true })]);
+      context.writeTensor(ta, new Float32Array([1.5, -2]));
+      context.writeTensor(tb, new Float32Array([0.25, 8]));
+      context.dispatch(graph, { a: ta, b: tb }, { c: tc });
+      const c = new Float32Array(await context.readTensor(tc));
+      if (typeof context.destroy === "function") context.destroy();
+      return c.length === 2 && c[0] === 1.75 && c[1] === 6;
+    })().catch(() => false);
+    let timer;
+    const timeout = new Promise((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+    const works = await Promise.race([attempt, timeout]);
+    clearTimeout(timer);
+    return works;
+  }
 
   // ---- the Python runtime, booted once, on first use of navigator.ml -----------------------
 
@@ -65,11 +137,20 @@
     }
     if (config.debug) pyodide.setDebug(true);
     bridge = pyodide.pyimport("webnn_py.browser.bridge");
-    bridge.install(unwrapForPython);
+    bridge.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask());
     PyProxy = pyodide.ffi.PyProxy;
     mlImpl.resolve(bridge.ml);
     const seconds = ((performance.now() - started) / 1000).toFixed(2);
     global.console.debug(`webnn-py: Python runtime ready in ${seconds} s`);
+  }
+
+  // The next slice of a dispatch runs in a new task (README "Responsiveness").
+  function postTask() {
+    const mode = config.postTask || "user-visible";
+    if (mode !== "pyodide" && typeof scheduler === "object" && scheduler && typeof scheduler.postTask === "function") {
+      return (callback) => { scheduler.postTask(callback, { priority: mode }); };
+    }
+    return undefined;   // Pyodide's own call_soon: postMessage / MessageChannel, not clamped
   }
 
   // Pyodide's loadPyodide(): a classic <script> in windows, importScripts() in
@@ -417,7 +498,7 @@
 
   // Start loading right away (pages that include the polyfill mean to use it),
   // unless asked to wait for the first createContext().
-  if (typeof ServiceWorkerGlobalScope === "function" && global instanceof ServiceWorkerGlobalScope) {
+  if (isServiceWorker) {
     // importScripts() of new URLs is only allowed until the service worker is
     // installed: keep it installing until the runtime's scripts are in.
     global.addEventListener("install", (event) => event.waitUntil(boot()));

@@ -14,14 +14,16 @@ PythonError whose message is a traceback).
 """
 from __future__ import annotations
 
+import logging
 import traceback
 
 import js  # Pyodide's view of the JS global scope
-from pyodide.ffi import to_js
+from pyodide.ffi import create_once_callable, to_js
 
 from .. import api, loader
 from ..base.errors import DOMException, NotSupportedError, describe, error_name
 from ..bindings import convert_arguments, set_platform_object_unwrapper
+from ..runtime.timeline import Timeline, set_post_task
 
 ml = api.ML()
 
@@ -38,10 +40,35 @@ class BridgeFailure:
             js.console.error("".join(traceback.format_exception(exc)))
 
 
-def install(unwrap_platform_object) -> None:
+class _ConsoleHandler(logging.Handler):
+    """webnn_py's log (dispatch failures, which the spec cannot report yet: its
+    issue #778) as console.error lines naming the error, e.g.
+    "webnn-py: dispatch failed; ...: OperationError: [label] loop: ..."."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = f"webnn-py: {record.getMessage()}"
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            message += f": {error_name(exc)}: {exc}"
+            if not isinstance(exc, DOMException):     # a bug of ours: the trace helps
+                message += "\n" + "".join(traceback.format_exception(exc))
+        js.console.error(message)
+
+
+def install(unwrap_platform_object, time_slice_ms=8, post_task=None) -> None:
     """Called once by the shim with a JS function giving the Python object behind
-    one of its wrappers (or undefined), which the WebIDL conversions then use."""
+    one of its wrappers (or undefined), which the WebIDL conversions then use, and
+    the time slice of cooperative dispatch (README "Responsiveness"): a dispatch
+    hands the thread back to the page after this many milliseconds of work
+    (null/undefined or <= 0: never, the whole dispatch runs in one task)."""
     set_platform_object_unwrapper(unwrap_platform_object)
+    Timeline.slice_seconds = time_slice_ms / 1000 if time_slice_ms and time_slice_ms > 0 else None
+    if post_task is not None:
+        set_post_task(lambda callback: post_task(create_once_callable(callback)))
+    logger = logging.getLogger("webnn_py")
+    if not any(isinstance(h, _ConsoleHandler) for h in logger.handlers):
+        logger.addHandler(_ConsoleHandler(logging.WARNING))
+        logger.propagate = False
 
 
 def construct(interface: str, args):

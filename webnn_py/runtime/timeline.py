@@ -34,6 +34,15 @@ from typing import Callable
 
 _log = logging.getLogger("webnn_py")
 
+# How to run a callback in a later task; None: the event loop's call_soon. The
+# browser bridge sets the page's task scheduler (set_post_task).
+_post_task: Callable[[Callable[[], None]], None] | None = None
+
+
+def set_post_task(post_task: Callable[[Callable[[], None]], None] | None) -> None:
+    global _post_task
+    _post_task = post_task
+
 
 class Timeline:
     # Seconds of work per task before handing the thread back; None: no slicing.
@@ -63,6 +72,9 @@ class Timeline:
         loop = _event_loop()
         if loop is None:
             self.drain()
+        elif _post_task is not None:
+            self._scheduled = True
+            _post_task(self._run_slice)
         else:
             self._scheduled = True
             loop.call_soon(self._run_slice)
