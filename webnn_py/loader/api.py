@@ -168,7 +168,6 @@ class MLModel:
             return next(iter(results.values()))
         return results
 
-
     async def _compute_runner(self, inputs, outputs):
         """compute() of a model that builds its graphs per input shapes (OpenVINO IR)."""
         if self._context._is_lost:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...base.errors import DataError
+from ...base.errors import DataError, NotSupportedError
 
 # IR element_type -> (numpy type of the stored data, MLOperandDataType it becomes).
 # WebNN has no boolean type: booleans become uint8 0/1 operands.
@@ -201,7 +201,6 @@ def shape_attribute(layer: Layer, key: str = "shape") -> tuple[int, ...]:
 def element_type(layer: Layer, key: str = "element_type") -> str:
     kind = layer.data.get(key)
     if kind not in ELEMENT_TYPES:
-        from ...base.errors import NotSupportedError
         raise NotSupportedError(f"load: {layer.where}: element type {kind!r} is not supported "
                                 f"(supported: {', '.join(ELEMENT_TYPES)})")
     return kind

@@ -105,9 +105,7 @@ class Translator:
 
     @staticmethod
     def shape(value) -> tuple[int, ...]:
-        if isinstance(value, (np.ndarray, Empty)):
-            return tuple(value.shape)
-        return tuple(value.shape)
+        return tuple(value.shape)        # ndarray, Empty and MLOperand alike
 
     @staticmethod
     def data_type(value) -> str:
