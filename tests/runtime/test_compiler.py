@@ -153,6 +153,50 @@ def test_fused_stage_never_writes_into_a_view_of_an_input(rng):
     np.testing.assert_array_equal(y, np.maximum(keep.reshape(3, 4), 0))
 
 
+# -- layout ---------------------------------------------------------------------------------
+
+def test_a_depthwise_stack_runs_channels_last_with_transposes_only_at_its_borders(rng):
+    # MobileNetV2's inverted residual: pointwise expand, depthwise, pointwise project, residual add,
+    # then global pooling and a reshape (which needs NCHW order back).
+    x = rng.standard_normal((1, 8, 9, 9)).astype(np.float32)
+    w1 = rng.standard_normal((16, 8, 1, 1)).astype(np.float32)
+    dw = rng.standard_normal((16, 1, 3, 3)).astype(np.float32)
+    w2 = rng.standard_normal((8, 16, 1, 1)).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+
+    def make(g, o):
+        relu6 = {"minValue": 0, "maxValue": 6}
+        h = g.clamp(g.conv2d(o["x"], o["w1"], {"bias": o["b"]}), relu6)
+        h = g.clamp(g.conv2d(h, o["dw"], {"groups": 16, "padding": [1] * 4}), relu6)
+        y = g.add(g.conv2d(h, o["w2"]), o["x"])
+        pooled = g.averagePool2d(y)
+        return {"flat": g.reshape(pooled, [1, 8]), "map": y}
+    plan, plain = build(make, {"x": x}, {"w1": w1, "dw": dw, "w2": w2, "b": b})
+    # The expand conv reads the graph input (NCHW) and is not depthwise: it stays NCHW.
+    # The depthwise conv reads its input transposed to NHWC, the projection stays NHWC,
+    # and the residual add, whose other operand is the NCHW input, reads it transposed back.
+    names = kinds(plan)
+    assert sum(name.split("+").count("transpose") for name in names) == 2, names
+    convs = [n for s in plan.steps for n in s.nodes if n.kind == "conv2d"]
+    assert [n.attributes["inputLayout"] for n in convs] == ["nchw", "nhwc", "nhwc"]
+    got, unopt = plan.execute({"x": x}), plain.execute({"x": x})
+    t = t64(x)
+    h = torch.clamp(F.conv2d(t, t64(w1), t64(b)), 0, 6)
+    h = torch.clamp(F.conv2d(h, t64(dw), padding=1, groups=16), 0, 6)
+    ref = F.conv2d(h, t64(w2)) + t
+    for name, expected in (("map", ref.numpy()), ("flat", ref.mean(dim=(2, 3)).numpy())):
+        assert got[name].shape == unopt[name].shape == expected.shape
+        assert_close(got[name], expected, atol=1e-4, what=name)
+        assert_close(unopt[name], expected, atol=1e-4, what=name)
+
+
+def test_no_layout_change_without_a_depthwise_convolution(rng):
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    plan, _ = build(lambda g, o: {"y": g.conv2d(o["x"], o["w"])}, {"x": x}, {"w": w})
+    assert kinds(plan) == ["conv2d"] and plan.steps[0].node.attributes["inputLayout"] == "nchw"
+
+
 # -- constant folding ----------------------------------------------------------------------
 
 def test_constant_subgraphs_are_evaluated_at_build(rng):
@@ -222,8 +266,8 @@ def test_liveness_releases_intermediates_after_their_last_reader(rng):
 
 def test_profile_accumulates_seconds_per_step_name(rng):
     x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
-    w = rng.standard_normal((4, 1, 3, 3)).astype(np.float32)
-    plan, _ = build(lambda g, o: {"y": g.reduceMean(g.relu(g.conv2d(o["x"], o["w"], {"groups": 4})))},
+    w = rng.standard_normal((4, 4, 3, 3)).astype(np.float32)
+    plan, _ = build(lambda g, o: {"y": g.reduceMean(g.relu(g.conv2d(o["x"], o["w"])))},
                     {"x": x}, {"w": w})
     profile = {}
     plan.execute({"x": x}, profile=profile)

@@ -5,18 +5,20 @@ Passes, in order:
   1. order     the nodes the outputs need, topologically (build() step 9's walk);
   2. folding   nodes whose operands are all constants run now; their results
                become constants (folding.py);
-  3. kernels   each remaining node gets its kernel, specialised where constants
+  3. layout    stacks of convolutions with a depthwise one run channels-last,
+               with transposes only at the stack's borders (layout.py);
+  4. kernels   each remaining node gets its kernel, specialised where constants
                allow: constant conv2d filters and gemm/matmul operands are re-laid
                out into the matrices the computation uses (specialise.py);
-  4. fusion    float32 chains of a producer (conv2d, gemm, matmul, an element-wise
+  5. fusion    float32 chains of a producer (conv2d, gemm, matmul, an element-wise
                operation) and its single-consumer element-wise successors become
                one step that works in place on the producer's fresh result
                (fusion.py);
-  5. slots     every value gets a slot; each step lists the slots nobody reads
+  6. slots     every value gets a slot; each step lists the slots nobody reads
                after it, which the executor drops (liveness).
 The passes never change what a kernel computes or where float16 is rounded:
-folding runs the same kernels, specialisation only moves constants, and fusion
-is limited to float32, where the in-place operations are the kernels' own.
+folding runs the same kernels, layout and specialisation only move data, and
+fusion is limited to float32, where the in-place operations are the kernels' own.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from ..ir import Node, Value
 from ..plan import Step
 from .folding import fold_constants
 from .fusion import Unit, fuse
+from .layout import channels_last
 from .specialise import specialise
 
 
@@ -51,6 +54,7 @@ def compile_graph(outputs: Mapping[str, Value], optimize: bool = True) -> Compil
         folded, folded_nodes = fold_constants(order, outputs)
         done = {id(n) for n in folded_nodes}
         order = [n for n in order if id(n) not in done]
+        order, outputs = channels_last(order, outputs)
 
     def constant_of(value: Value | None) -> np.ndarray | None:
         if value is None:
