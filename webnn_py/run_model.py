@@ -81,6 +81,9 @@ async def run(args) -> int:
     for info in inputs:
         array = given.get(info["name"])
         if array is None:
+            if 0 in info["dimensions"]:
+                raise SystemExit(f"input {info['name']} has a dynamic dimension ({info['dimensions']}: 0 is "
+                                 "not known until run time); give its value with --input")
             array = _random(info, rng)
             print(f"input {info['name']}: random {info['type']} {info['dimensions']} (seed {args.seed})")
         array = np.ascontiguousarray(array, dtype=_NUMPY[info["type"]])

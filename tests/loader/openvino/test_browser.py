@@ -1,6 +1,7 @@
-"""The IR importer in headless Chromium: a Loop model loaded through
-navigator.ml's MLModelLoader (webnn_py on Pyodide) matches OpenVINO's CPU
-plugin on the host; a runaway loop rejects compute() with OperationError."""
+"""The IR importer in headless Chromium: Loop models loaded through
+navigator.ml's MLModelLoader (webnn_py on Pyodide) match OpenVINO's CPU plugin
+on the host (the zero-iteration row: hand-computed); a runaway loop rejects
+compute() with OperationError."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,13 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .helpers import openvino_run, save
-from .test_loop import build_loop, counter_body, sliced_model
+from .helpers import openvino_run, save, to_webnn
+from .test_loop import FORMS, build_loop, forms_model, sliced_model
+from .test_ops import most_ops_model
 
 ov = pytest.importorskip("openvino")
 ops = pytest.importorskip("openvino.opset13")
 
 PAGES = Path(__file__).resolve().parents[1] / "pages"
+ARRAY_TYPES = {np.dtype(np.float32): "Float32Array", np.dtype(np.int32): "Int32Array",
+               np.dtype(np.uint8): "Uint8Array", np.dtype(np.int64): "BigInt64Array"}
 
 
 @pytest.fixture(scope="module")
@@ -33,49 +37,63 @@ def page(pyodide_runtime, tmp_path_factory):
         assert not errors, errors
 
 
-def test_loop_model_matches_openvino_in_chromium(page):
-    tab, models = page
-    model = sliced_model(stride=1, trip=6)
-    save(model, models, "sliced")
-    x = (np.arange(18, dtype=np.float32).reshape(6, 3) / 7).astype(np.float32)
-    a = np.ones((1, 3), np.float32)
-    (models / "sliced.X.raw").write_bytes(x.tobytes())
-    (models / "sliced.A.raw").write_bytes(a.tobytes())
-    got = tab.evaluate("([m, i]) => window.openvinoRun(m, i)",
-                       ["sliced", [{"name": "X", "dimensions": [6, 3]}, {"name": "A", "dimensions": [1, 3]}]])
-    reference = openvino_run(model, {"X": x, "A": a})
-    assert len(got) == len(reference) == 2
-    for names, expected in reference.items():
-        (name,) = [n for n in got if n in names]
-        assert got[name]["type"] == "Float32Array"
-        assert got[name]["dimensions"] == list(expected.shape)
-        ours = np.asarray(got[name]["data"], np.float32).reshape(expected.shape)
-        np.testing.assert_allclose(ours, expected, rtol=0, atol=1e-5)
+def run_in_page(tab, models: Path, name: str, model, feeds: dict) -> dict[str, np.ndarray]:
+    """Save the model and its inputs where the page fetches them; load and
+    compute it there; {output name: array} as the page got them."""
+    save(model, models, name)
+    inputs = []
+    for key, value in feeds.items():
+        value = to_webnn(value)
+        (models / f"{name}.{key}.raw").write_bytes(np.ascontiguousarray(value).tobytes())
+        inputs.append({"name": key, "dimensions": list(value.shape), "type": ARRAY_TYPES[value.dtype]})
+    got = tab.evaluate("([m, i]) => window.openvinoRun(m, i)", [name, inputs])
+    by_type = {v: k for k, v in ARRAY_TYPES.items()}
+    return {key: np.asarray(value["data"], by_type[value["type"]]).reshape(value["dimensions"])
+            for key, value in got.items()}
 
 
-def test_while_loop_with_run_time_concatenation_matches_openvino_in_chromium(page):
-    """A while loop whose concatenated output's size the data decides: the
-    counting run and the specialised graph, in Pyodide."""
-    tab, models = page
-    body, acc, it, limit, r_acc, r_y, r_cond = counter_body()
-    init = ops.parameter([1], np.int32, name="init")
-    lim = ops.parameter([1], np.int32, name="lim")
-    last, ys = build_loop(ops.constant(np.int64(-1)), ops.constant(True), body, merged=[(acc, init, r_acc)],
-                          invariant=[(limit, lim)], last=[r_acc], concat=[(r_y, 0)], current=1,
-                          condition_result=r_cond)
-    model = ov.Model([ops.result(last), ops.result(ys)], [init, lim], "m")
-    save(model, models, "while")
-    feeds = {"init": np.array([1], np.int32), "lim": np.array([300], np.int32)}
-    for name, value in feeds.items():
-        (models / f"while.{name}.raw").write_bytes(value.tobytes())
-    got = tab.evaluate("([m, i]) => window.openvinoRun(m, i)",
-                       ["while", [{"name": n, "dimensions": [1], "type": "Int32Array"} for n in feeds]])
+def check_against_openvino(got: dict, model, feeds: dict) -> None:
     reference = openvino_run(model, feeds)
+    assert len(got) == len(reference)
     for names, expected in reference.items():
         (name,) = [n for n in got if n in names]
-        assert got[name]["type"] == "Int32Array" and got[name]["dimensions"] == list(expected.shape)
-        np.testing.assert_array_equal(np.asarray(got[name]["data"], np.int32).reshape(expected.shape), expected)
-    assert max(len(v["data"]) for v in got.values()) > 1
+        expected = to_webnn(expected)
+        assert got[name].shape == expected.shape and got[name].dtype == expected.dtype, name
+        if expected.dtype.kind == "f":
+            np.testing.assert_allclose(got[name], expected, rtol=0, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(got[name], expected)
+
+
+def _sliced():
+    x = (np.arange(18, dtype=np.float32).reshape(6, 3) / 7).astype(np.float32)
+    return sliced_model(stride=2, trip=3), {"X": x, "A": np.ones((1, 3), np.float32)}
+
+
+CASES = {
+    **{f"{form}-{trip}-{cond}": (lambda f=form, t=trip, c=cond: forms_model(f, t, c))
+       for form in FORMS for trip, cond in (("scalar-i64", "scalar"), ("1d-i32", "1d"))},
+    "sliced-back-edge-current-iteration": _sliced,
+    "most-ops-body": most_ops_model,
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_loop_models_match_openvino_in_chromium(page, case):
+    tab, models = page
+    model, feeds = CASES[case]()
+    check_against_openvino(run_in_page(tab, models, case, model, feeds), model, feeds)
+
+
+def test_zero_iterations_in_chromium_hand_computed(page):
+    """A false execution condition: the initial value and an empty concatenation
+    (OpenVINO's CPU plugin fails here; the values follow Loop-5's text)."""
+    tab, models = page
+    model, feeds = forms_model("for-with-condition", "scalar-i64", "scalar")
+    feeds = {**feeds, "go": np.zeros((), np.bool_), "init": np.array([9], np.int32)}
+    got = sorted(run_in_page(tab, models, "zero", model, feeds).values(), key=lambda v: v.size)
+    assert got[0].shape == (0,) and got[0].dtype == np.int32
+    np.testing.assert_array_equal(got[1], [9])
 
 
 def test_runaway_loop_rejects_with_operation_error_in_chromium(page):

@@ -38,12 +38,14 @@ def _out(value):
     return value.output(0) if hasattr(value, "get_output_size") else value
 
 
-def counter_body(limit_from_param=False):
-    """acc' = acc * 2 + i; cond' = acc' < limit; y = acc' (for concatenation)."""
+def counter_body(it_shape=(), it_type=np.int64):
+    """acc' = acc * 2 + i; cond' = acc' < limit; y = acc' (for concatenation);
+    i is the current_iteration Parameter, of the given shape and type."""
     acc = ops.parameter([1], np.int32, name="acc")
-    it = ops.parameter([], np.int64, name="it")
+    it = ops.parameter(list(it_shape), it_type, name="it")
     limit = ops.parameter([1], np.int32, name="limit")
-    nxt = ops.add(ops.multiply(acc, ops.constant(np.int32(2))), ops.convert(it, "i32"))
+    nxt = ops.add(ops.multiply(acc, ops.constant(np.int32(2))), ops.convert(ops.reshape(it, ops.constant(
+        np.array([1], np.int64)), False), "i32"))
     cond = ops.less(ops.squeeze(nxt, ops.constant(np.int64(0))), ops.squeeze(limit, ops.constant(np.int64(0))))
     r_acc, r_y, r_cond = ops.result(nxt), ops.result(ops.multiply(nxt, ops.constant(np.int32(1)))), ops.result(cond)
     body = ov.Model([r_acc, r_y, r_cond], [acc, it, limit], "body")
@@ -54,15 +56,18 @@ TRIP_FORMS = {"scalar-i32": ([], np.int32), "scalar-i64": ([], np.int64), "1d-i3
               "1d-i64": ([1], np.int64)}
 
 
-@pytest.mark.parametrize("form", ["while", "do-while", "for", "for-with-condition", "for-runtime-trip"])
-@pytest.mark.parametrize("trip_form", sorted(TRIP_FORMS))
-@pytest.mark.parametrize("cond_form", ["scalar", "1d"])
-def test_loop_forms_match_openvino(tmp_path, form, trip_form, cond_form):
-    """Loop-5's terminating forms (the infinite one is the runaway test below),
-    with the trip count a scalar or 1-element i32/i64 tensor and the condition a
-    scalar or 1-element boolean; every loop also concatenates its states, so a
-    while loop's output size is decided at run time."""
-    body, acc, it, limit, r_acc, r_y, r_cond = counter_body()
+FORMS = ["while", "do-while", "for", "for-with-condition", "for-runtime-trip"]
+
+
+def forms_model(form: str, trip_form: str, cond_form: str):
+    """(model, feeds) of one of Loop-5's terminating forms (the infinite one is
+    the runaway test), with the trip count a scalar or 1-element i32/i64 tensor
+    and the condition a scalar or 1-element boolean; the current iteration is an
+    i64 scalar, or a 1-element i32 tensor with the 1-D condition. Every loop
+    also concatenates its states, so a while loop's output size is decided at
+    run time."""
+    it_shape, it_type = ((), np.int64) if cond_form == "scalar" else ((1,), np.int32)
+    body, acc, it, limit, r_acc, r_y, r_cond = counter_body(it_shape, it_type)
     if form in ("for", "for-runtime-trip"):
         # The body's condition is always true: only the trip count ends the loop.
         body = ov.Model([r_acc, r_y, ops.result(ops.constant(True))], [acc, it, limit], "body")
@@ -91,7 +96,14 @@ def test_loop_forms_match_openvino(tmp_path, form, trip_form, cond_form):
         condition = ops.constant(np.ones(cond_shape, np.bool_))
     last, ys = build_loop(trip, condition, body, merged=[(acc, init, r_acc)], invariant=[(limit, lim)],
                           last=[r_acc], concat=[(r_y, 0)], current=1, condition_result=r_cond)
-    model = ov.Model([ops.result(last), ops.result(ys)], params, "m")
+    return ov.Model([ops.result(last), ops.result(ys)], params, "m"), feeds
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("trip_form", sorted(TRIP_FORMS))
+@pytest.mark.parametrize("cond_form", ["scalar", "1d"])
+def test_loop_forms_match_openvino(tmp_path, form, trip_form, cond_form):
+    model, feeds = forms_model(form, trip_form, cond_form)
     got = compare(model, tmp_path, feeds)
     assert max(v.shape[0] for v in got.values()) > 1
 

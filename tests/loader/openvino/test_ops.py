@@ -180,9 +180,10 @@ def test_integer_divide_floors_as_divide_1_says_hand_computed(tmp_path):
     assert (np.floor_divide(A_INT, B_INT) != np.trunc(A_INT / B_INT)).any()     # the case is exercised
 
 
-def test_loop_body_with_most_ops_matches_openvino(tmp_path):
-    """An RNN-like cell over a sliced sequence, with shape ops, comparisons and
-    logic in the body, and a while condition that ends early."""
+def most_ops_model():
+    """(model, feeds): an RNN-like cell over a sliced sequence, with shape ops,
+    comparisons and logic in the body, and a condition that ends the loop after
+    4 of its 6 possible iterations."""
     x_t = p("x_t", (1, 2, 4))              # one time step of [T, 2, 4]
     h = p("h", (2, 5))
     it = p("it", (), I64)
@@ -215,8 +216,12 @@ def test_loop_body_with_most_ops_matches_openvino(tmp_path):
     last = loop.get_iter_value(r_h.output(0), -1)
     ys = loop.get_concatenated_slices(r_y.output(0), 0, 1, 1, -1, 0)
     m = ov.Model([ops.result(last), ops.result(ys)], [xs, h0], "m")
-    got = compare(m, tmp_path, {"xs": rng.standard_normal((6, 2, 4)).astype(F32),
-                                "h0": rng.standard_normal((2, 5)).astype(F32)})
+    return m, {"xs": rng.standard_normal((6, 2, 4)).astype(F32), "h0": rng.standard_normal((2, 5)).astype(F32)}
+
+
+def test_loop_body_with_most_ops_matches_openvino(tmp_path):
+    m, feeds = most_ops_model()
+    got = compare(m, tmp_path, feeds)
     assert sorted(v.shape for v in got.values()) == [(2, 5), (4, 7, 1)]      # 4 iterations ran
 
 
