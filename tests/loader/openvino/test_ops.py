@@ -117,9 +117,10 @@ def case_shape_ops():
 
 def case_dynamic_gather():
     x, i = p("x", (5, 3)), p("i", (2, 2), I32)
-    outs = [ops.gather(x, i, c(0, I64))]
-    return model(outs, [x, i]), {"x": rng.standard_normal((5, 3)).astype(F32),
-                                 "i": np.array([[4, -1], [0, 2]], I32)}
+    j = p("j", (3,), I64)
+    outs = [ops.gather(x, i, c(0, I64)), ops.gather(x, j, c(1, I64))]
+    return model(outs, [x, i, j]), {"x": rng.standard_normal((5, 3)).astype(F32),
+                                    "i": np.array([[4, -1], [0, 2]], I32), "j": np.array([2, -3, 1], I64)}
 
 
 def test_gather_with_run_time_indices_and_batch_dims_hand_computed(tmp_path):
