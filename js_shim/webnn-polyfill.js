@@ -264,6 +264,24 @@
     });
   }
 
+  // Pyodide 0.27 cannot proxy a Float16Array (converting one throws "Unknown typed
+  // array type"), so a Float16Array argument (constant(), writeTensor(), readTensor()
+  // ...) reaches Python as a Uint16Array over the same bytes: the float16 rules take
+  // those as bit patterns (§12.1 note), and readTensor() writes through it into the
+  // caller's memory. Arguments are otherwise passed as they are.
+  const Float16ArrayCtor = typeof Float16Array === "function" ? Float16Array : null;
+  function argumentsForPython(args) {
+    if (!Float16ArrayCtor || !args.some((arg) => arg instanceof Float16ArrayCtor)) return args;
+    return args.map((arg) => {
+      if (!(arg instanceof Float16ArrayCtor)) return arg;
+      try {
+        return new Uint16Array(arg.buffer, arg.byteOffset, arg.length);
+      } catch (error) {
+        return new Uint16Array(0);   // a detached buffer: zero bytes, as WebIDL sees it
+      }
+    });
+  }
+
   function isPromiseType(type) {
     return /^Promise</.test(type);
   }
@@ -282,7 +300,7 @@
                                "in this document", "SecurityError");
       }
       if (!bridge) throw new TypeError(`Failed to construct '${name}': the WebNN runtime is not ready`);
-      const result = bridge.construct(name, Array.from(arguments));
+      const result = bridge.construct(name, argumentsForPython(Array.from(arguments)));
       if (result.type === FAILURE_TYPE) unpack(result);   // throws
       attach(this, result);
     };
@@ -307,7 +325,7 @@
             if (promise) return Promise.reject(error);
             throw error;
           }
-          const outcome = bridge.invoke(impl, op.name, args);
+          const outcome = bridge.invoke(impl, op.name, argumentsForPython(args));
           if (!promise) return unpack(outcome);
           let awaitable;
           try {
