@@ -146,3 +146,19 @@ def test_mutated_files_fail_cleanly(tmp_path):
                 data[rnd.randrange(len(data))] = rnd.randrange(256)
         outcomes.append(asyncio.run(attempt(bytes(data))))
     assert outcomes.count("load") > 50 and outcomes.count("ran") > 10
+
+
+def test_ops_after_a_run_time_sized_concatenation_match_openvino(tmp_path):
+    """The rest of the graph is built for the shapes the loop produced."""
+    body, acc, it, limit, r_acc, r_y, r_cond = counter_body()
+    init = ops.parameter([1], np.int32, name="init")
+    lim = ops.parameter([1], np.int32, name="lim")
+    last, ys = build_loop(ops.constant(np.int64(-1)), ops.constant(True), body, merged=[(acc, init, r_acc)],
+                          invariant=[(limit, lim)], last=[r_acc], concat=[(r_y, 0)], current=1,
+                          condition_result=r_cond)
+    scaled = ops.multiply(ops.convert(ys, "f32"), ops.constant(np.float32(0.01)))
+    joined = ops.concat([scaled, ops.constant(np.array([0.5], F32))], 0)
+    m = ov.Model([ops.result(ops.softmax(joined, 0)), ops.result(ops.add(ys, last))], [init, lim], "m")
+    for limit_value in (10, 400):
+        got = compare(m, tmp_path, {"init": np.array([1], np.int32), "lim": np.array([limit_value], np.int32)})
+        assert len({v.shape for v in got.values()}) == 2
