@@ -312,3 +312,32 @@ def test_inconsistent_shapes_name_the_layer(tmp_path):
     text = xml.decode().replace('<data shape="2,3" element_type="f32" />', '<data shape="2,4" element_type="f32" />', 1)
     with pytest.raises(DataError, match=r"layer \d+ .*\(Add\)"):
         _load(text.encode(), weights)
+
+
+def test_unknown_ops_inside_loop_bodies_are_named_too(tmp_path):
+    from webnn_py.base.errors import NotSupportedError
+    from .test_loop import build_loop
+    acc = p("acc", (1,))
+    r_acc, r_cond = ops.result(ops.exp(acc)), ops.result(ops.constant(True))
+    body = ov.Model([r_acc, r_cond], [acc], "body")
+    init = p("init", (1,))
+    (last,) = build_loop(c(3, I64), c(True), body, merged=[(acc, init, r_acc)], last=[r_acc],
+                         condition_result=r_cond)
+    xml, weights = save(model([ops.floor(last)], [init]), tmp_path)
+    with pytest.raises(NotSupportedError, match="Exp, Floor"):
+        _load(xml, weights)
+
+
+@pytest.mark.parametrize("edit,error,problem", [
+    (('auto_broadcast="numpy"', 'auto_broadcast="none"'), "DataError", 'auto_broadcast "none" needs equal shapes'),
+    (('auto_broadcast="numpy"', 'auto_broadcast="pdpd"'), "NotSupportedError", "auto_broadcast 'pdpd'"),
+    (('element_type="f32"', 'element_type="bf16"'), "NotSupportedError", "element type 'bf16'"),
+])
+def test_attribute_errors_name_the_layer(tmp_path, edit, error, problem):
+    from webnn_py.base import errors
+    x, y = p("x", (2, 3)), p("y", (3,))
+    xml, weights = save(model([ops.add(x, y)], [x, y]), tmp_path)
+    text = xml.decode()
+    assert edit[0] in text
+    with pytest.raises(getattr(errors, error), match=problem):
+        _load(text.replace(edit[0], edit[1], 1).encode(), weights)
