@@ -131,57 +131,65 @@ def gather(t, inputs):
     if t.data_type(indices) not in ("int32", "int64"):
         raise t.malformed(f"indices are {t.data_type(indices)}, not i32 or i64")
     dim = shape[axis]
-    out_shape = list(shape[:axis]) + list(ishape[batch_dims:]) + list(shape[axis + 1:])
     if isinstance(indices, np.ndarray):
         # Gather-8: negative indices count from the end; out-of-range ones are an error here.
         idx = indices.astype(np.int64)
         if ((idx < -dim) | (idx >= dim)).any():
             raise t.malformed(f"an index lies outside [-{dim}, {dim})")
-        idx = np.where(idx < 0, idx + dim, idx)
-        if isinstance(data, np.ndarray) and batch_dims == 0:
-            return [np.take(data, idx, axis=axis)]
-        if batch_dims == 0:
-            return [t.b.gather(t.operand(data), t.operand(idx.astype(np.int32)), {"axis": axis})]
-        # Constant indices with batch dims: gather the flat positions they select.
-        flat = _batched_take(np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape), idx, axis, batch_dims)
+        idx = np.where(idx < 0, idx + dim, idx).astype(indices.dtype)
         if isinstance(data, np.ndarray):
-            return [data.reshape(-1)[flat]]
-        source = t.b.reshape(t.operand(data), [int(np.prod(shape))])
-        return [t.b.gather(source, t.operand(flat.astype(np.int32)), {"axis": 0})]
-    idx = t.operand(indices)
-    zero = t.operand(np.zeros((), dtype=np.dtype(idx.dataType)))
-    size = t.operand(np.full((), dim, dtype=np.dtype(idx.dataType)))
-    idx = t.b.where(t.b.lesser(idx, zero), t.b.add(idx, size), idx)
+            return [_batched_take(data, idx, axis, batch_dims)]
+        idx = t.operand(idx)
+    else:
+        # Run-time indices: the same wrap-around, computed.
+        idx = t.operand(indices)
+        zero = t.operand(np.zeros((), dtype=np.dtype(idx.dataType)))
+        size = t.operand(np.full((), dim, dtype=np.dtype(idx.dataType)))
+        idx = t.b.where(t.b.lesser(idx, zero), t.b.add(idx, size), idx)
     source = t.operand(data)
     if batch_dims == 0:
         return [t.b.gather(source, idx, {"axis": axis})]
-    # Run-time indices with batch dims: one gather per batch entry, then joined.
-    batch = int(np.prod(shape[:batch_dims]))
-    source = t.b.reshape(source, [batch] + list(shape[batch_dims:]))
-    idx = t.b.reshape(idx, [batch] + list(ishape[batch_dims:]))
-    parts = []
-    inner_axis = axis - batch_dims
-    for n in range(batch):
-        s = t.b.slice(source, [n] + [0] * (len(shape) - batch_dims), [1] + list(shape[batch_dims:]))
-        s = t.b.reshape(s, list(shape[batch_dims:]))
-        i = t.b.slice(idx, [n] + [0] * (len(ishape) - batch_dims), [1] + list(ishape[batch_dims:]))
-        i = t.b.reshape(i, list(ishape[batch_dims:]) or [])
-        g = t.b.gather(s, i, {"axis": inner_axis})
-        parts.append(t.b.reshape(g, [1] + list(g.shape)))
-    joined = parts[0] if len(parts) == 1 else t.b.concat(parts, 0)
-    return [t.b.reshape(joined, out_shape)]
+    return [_gather_batched(t, source, idx, shape, ishape, axis, batch_dims)]
+
+
+def _gather_batched(t, data, idx, shape, ishape, axis: int, b: int):
+    """Gather-8 with batch_dims b as WebNN gatherND: each index is prefixed with
+    its batch coordinates, after moving `axis` next to the batch dimensions;
+    the result's axes are then put in Gather's order
+    (batch, data[b:axis], indices[b:], data[axis+1:])."""
+    rank = len(shape)
+    moved = data
+    if axis != b:
+        moved = t.b.transpose(data, {"permutation": list(range(b)) + [axis] +
+                                     [d for d in range(b, rank) if d != axis]})
+    rest = tuple(ishape[b:])
+    grids = np.meshgrid(*[np.arange(n) for n in ishape[:b]], indexing="ij")
+    batch = np.stack(grids, -1).reshape(tuple(ishape[:b]) + (1,) * len(rest) + (b,))
+    batch = np.ascontiguousarray(np.broadcast_to(batch, tuple(ishape) + (b,)), dtype=np.dtype(idx.dataType))
+    coordinates = t.b.concat([t.operand(batch), t.b.reshape(idx, list(ishape) + [1])], len(ishape))
+    out = t.b.gatherND(moved, coordinates)
+    if axis == b:
+        return out
+    n_rest, before = len(rest), axis - b
+    order = (list(range(b)) + list(range(b + n_rest, b + n_rest + before)) + list(range(b, b + n_rest)) +
+             list(range(b + n_rest + before, len(out.shape))))
+    return t.b.transpose(out, {"permutation": order})
 
 
 def _batched_take(data: np.ndarray, idx: np.ndarray, axis: int, batch_dims: int) -> np.ndarray:
-    """numpy Gather with batch_dims (reference semantics of Gather-8)."""
+    """Gather-8 on constants: np.take per batch entry."""
+    if batch_dims == 0:
+        return np.take(data, idx, axis=axis)
     batch_shape = data.shape[:batch_dims]
-    out = []
-    for b in np.ndindex(*batch_shape):
-        out.append(np.take(data[b], idx[b], axis=axis - batch_dims))
-    return np.stack(out).reshape(batch_shape + out[0].shape) if out else np.zeros((0,), data.dtype)
+    parts = [np.take(data[b], idx[b], axis=axis - batch_dims) for b in np.ndindex(*batch_shape)]
+    return np.stack(parts).reshape(batch_shape + parts[0].shape)
 
 
 def strided_slice(t, inputs):
+    """StridedSlice-1 is numpy's basic indexing, so its result is always a
+    strided window of the input (reversed along axes with a negative stride),
+    with axes dropped (shrink_axis_mask) or inserted (new_axis_mask): WebNN
+    slice + reverse + reshape."""
     if len(inputs) not in (3, 4):
         raise t.malformed(f"StridedSlice takes 3 or 4 inputs, not {len(inputs)}")
     data = inputs[0]
@@ -202,69 +210,66 @@ def strided_slice(t, inputs):
     new_axis, shrink, ellipsis = mask("new_axis_mask"), mask("shrink_axis_mask"), mask("ellipsis_mask")
     if sum(1 for e in ellipsis if e) > 1:
         raise t.malformed("more than one ellipsis_mask bit is set")
-    # StridedSlice-1 is numpy's basic indexing: build that index and let numpy
-    # resolve it on a map of flat positions (bounds clamped as StridedSlice says).
     index = []
     for j in range(len(begin)):
         if ellipsis[j]:
             index.append(Ellipsis)
         elif new_axis[j]:
-            index.append(np.newaxis)
+            index.append(None)
         elif shrink[j]:
             index.append(begin[j])
         else:
             index.append(slice(None if begin_mask[j] else begin[j], None if end_mask[j] else end[j], stride[j]))
-    positions = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
-    try:
-        chosen = positions[tuple(index)]
-    except IndexError as exc:
-        raise t.malformed(f"the slice does not fit shape {list(shape)}: {exc}") from None
+    consumed = sum(1 for item in index if item is not None and item is not Ellipsis)
+    if consumed > len(shape):
+        raise t.malformed(f"the slice indexes {consumed} axes of a rank-{len(shape)} input")
     if isinstance(data, np.ndarray):
-        return [data.reshape(-1)[chosen]]
-    if chosen.size == 0:
-        raise t.unsupported(f"the slice of shape {list(shape)} is empty; WebNN operands cannot be empty")
-    out_shape = list(chosen.shape)
-    steps = _as_slice(shape, chosen)
-    if steps is not None:
-        starts, sizes, strides, sliced_shape = steps
-        result = t.b.slice(data, starts, sizes, {"strides": strides}) if list(sizes) != list(shape) else data
-        return [_reshape(t, result, out_shape) if sliced_shape != out_shape else result]
-    flat = t.b.reshape(data, [positions.size])
-    return [t.b.gather(flat, t.operand(chosen.reshape(-1).astype(np.int32)), {"axis": 0}) if not out_shape
-            else t.b.reshape(t.b.gather(flat, t.operand(chosen.reshape(-1).astype(np.int32)), {"axis": 0}),
-                             out_shape)]
+        try:
+            return [np.array(data[tuple(index)])]
+        except IndexError as exc:
+            raise t.malformed(f"the slice does not fit shape {list(shape)}: {exc}") from None
+    if Ellipsis not in index:
+        index.append(Ellipsis)          # axes the spec does not name are taken whole
+    starts, sizes, strides, reverse, out_shape = [], [], [], [], []
 
+    def window(start, size, step):
+        starts.append(start)
+        sizes.append(size)
+        strides.append(step)
 
-def _as_slice(shape, chosen: np.ndarray):
-    """(starts, sizes, strides, result shape) when the chosen positions are a
-    forward strided slice of the input (then WebNN slice does it), else None."""
-    rank = len(shape)
-    if rank == 0:
-        return None
-    first = np.unravel_index(int(chosen.reshape(-1)[0]), shape)
-    last = np.unravel_index(int(chosen.reshape(-1)[-1]), shape)
-    starts, sizes, strides, result = [], [], [], []
-    for axis in range(rank):
-        span = last[axis] - first[axis]
-        count = None
-        # The number of distinct positions along this axis, read off the chosen set.
-        values = np.unique(np.unravel_index(chosen.reshape(-1), shape)[axis])
-        count = len(values)
-        if span < 0:
-            return None
-        stride = 1 if count == 1 else int(values[1] - values[0])
-        if count > 1 and not np.array_equal(values, np.arange(first[axis], last[axis] + 1, stride)):
-            return None
-        starts.append(int(first[axis]))
-        sizes.append(span + 1)
-        strides.append(stride)
-        result.append(count)
-    # The chosen positions must be exactly the grid product (no reordering).
-    grid = np.ravel_multi_index(np.meshgrid(*[np.arange(s, s + z, st) for s, z, st in zip(starts, sizes, strides)],
-                                            indexing="ij"), shape)
-    if grid.size != chosen.size or not np.array_equal(grid.reshape(-1), chosen.reshape(-1)):
-        return None
-    return starts, sizes, strides, result
+    axis = 0
+    for item in index:
+        if item is Ellipsis:
+            for _ in range(len(shape) - consumed):
+                window(0, shape[axis], 1)
+                out_shape.append(shape[axis])
+                axis += 1
+            continue
+        if item is None:
+            out_shape.append(1)
+            continue
+        dim = shape[axis]
+        if isinstance(item, int):
+            position = item + dim if item < 0 else item
+            if not 0 <= position < dim:
+                raise t.malformed(f"shrink index {item} lies outside axis {axis} of size {dim}")
+            window(position, 1, 1)
+        else:
+            chosen = range(*item.indices(dim))
+            if len(chosen) == 0:
+                raise t.unsupported(f"the slice is empty along axis {axis}; WebNN operands cannot be empty")
+            low, high = min(chosen[0], chosen[-1]), max(chosen[0], chosen[-1])
+            window(low, high - low + 1, abs(chosen.step))
+            if chosen.step < 0:
+                reverse.append(axis)
+            out_shape.append(len(chosen))
+        axis += 1
+    result = data
+    if sizes != list(shape) or any(s != 1 for s in strides):
+        result = t.b.slice(result, starts, sizes, {"strides": strides})
+    if reverse:
+        result = t.b.reverse(result, {"axes": reverse})
+    return [_reshape(t, result, out_shape)]
 
 
 TRANSLATORS = {
