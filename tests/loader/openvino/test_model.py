@@ -162,3 +162,20 @@ def test_ops_after_a_run_time_sized_concatenation_match_openvino(tmp_path):
     for limit_value in (10, 400):
         got = compare(m, tmp_path, {"init": np.array([1], np.int32), "lim": np.array([limit_value], np.int32)})
         assert len({v.shape for v in got.values()}) == 2
+
+
+def test_ir_version_10_without_tensor_names(tmp_path):
+    """IR v10 has no tensor names on ports nor output_names on Results: inputs
+    and outputs are named by their layers."""
+    from .helpers import openvino_run
+    model = sliced_model(stride=1, trip=6)
+    xml, weights = save(model, tmp_path)
+    text = xml.decode().replace('<net name="m" version="11">', '<net name="m" version="10">')
+    text = re.sub(r' (names|output_names)="[^"]*"', "", text)
+    x = np.arange(18, dtype=F32).reshape(6, 3) / 3
+    a = np.ones((1, 3), F32)
+    got = ours(text.encode(), weights, {"X": x, "A": a})
+    expected = sorted(openvino_run(model, {"X": x, "A": a}).values(), key=lambda v: v.size)
+    assert all(name.startswith("Result_") for name in got)
+    for value, reference in zip(sorted(got.values(), key=lambda v: v.size), expected):
+        np.testing.assert_allclose(value, reference, rtol=0, atol=1e-5)
