@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...base.errors import DataError, NotSupportedError
-from .ir import ELEMENT_TYPES, Graph, Layer, element_type, shape_attribute
+from .ir import Graph, Layer
 
 NUMPY_TO_WEBNN = {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16", np.dtype(np.int32): "int32",
                   np.dtype(np.int64): "int64", np.dtype(np.uint8): "uint8"}
@@ -195,9 +195,3 @@ class Translator:
         self.layer = None
         return results
 
-
-def parameter_descriptor(layer: Layer, shape: tuple[int, ...] | None = None) -> dict:
-    """The MLOperandDescriptor of a Parameter, with `shape` for its dynamic dimensions."""
-    kind = element_type(layer)
-    declared = shape_attribute(layer)
-    return {"dataType": ELEMENT_TYPES[kind][1], "shape": list(shape if shape is not None else declared)}
