@@ -206,6 +206,8 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
                                   "ort_threads": setups["ORT-wasm 2T"]["threads"]}
             if errors:
                 raise SystemExit(f"page errors: {errors}")
+        # A hidden page's tasks may be throttled: both pages must have been timed visible.
+        out["visibility"] = [page.evaluate("document.visibilityState") for page in (webnn_page, ort2_page)]
         if profile:
             print(f"browser, {profile}: per-operator profile in Pyodide ...", file=sys.stderr, flush=True)
             # Page 2 (ORT only) hosts the profiling Pyodide, so page 1's runtime stays as measured.
@@ -298,7 +300,8 @@ def main(argv=None) -> int:
     if browser:
         threads = {r["ort_threads"] for r in browser["models"].values()}
         print(f"\nBrowser: headless Chromium, crossOriginIsolated={browser['isolated']}, ORT-wasm 2T page's "
-              f"numThreads={'/'.join(map(str, threads))}; {settings}; medians in ms")
+              f"numThreads={'/'.join(map(str, threads))}, pages {'/'.join(browser['visibility'])}; {settings}; "
+              "medians in ms")
         rows = []
         for key, r in browser["models"].items():
             med = {side: median_ms(t) for side, t in r["times"].items()}

@@ -39,4 +39,4 @@ def test_quick_benchmark_runs(pyodide_runtime):
     assert host_row, out
     assert re.search(r"createContext\(\) resolved at \d+;.*first result at \d+", out), out
     assert out.count("Per-operator breakdown, transformer") == 2, out     # in Chromium and on the host
-    assert "crossOriginIsolated=True, ORT-wasm 2T page's numThreads=2;" in out, out
+    assert "crossOriginIsolated=True, ORT-wasm 2T page's numThreads=2, pages visible/visible;" in out, out
