@@ -179,3 +179,15 @@ def test_ir_version_10_without_tensor_names(tmp_path):
     assert all(name.startswith("Result_") for name in got)
     for value, reference in zip(sorted(got.values(), key=lambda v: v.size), expected):
         np.testing.assert_allclose(value, reference, rtol=0, atol=1e-5)
+
+
+def test_shapes_a_model_cannot_take_fail_compute(tmp_path):
+    """A dynamic dimension given a size the graph cannot use: compute() rejects
+    with DataError naming the layer; other sizes still work."""
+    from webnn_py.base.errors import DataError
+    x = ops.parameter([-1, 3], F32, name="x")
+    m = ov.Model([ops.result(ops.add(x, ops.constant(np.ones((4, 3), F32))))], [x], "m")
+    xml, weights = save(m, tmp_path)
+    with pytest.raises(DataError, match=r"^compute: layer \d+ .*\(Add\)"):
+        ours(xml, weights, {"x": np.zeros((2, 3), F32)})
+    compare(m, tmp_path, {"x": np.arange(12, dtype=F32).reshape(4, 3)}, name="ok")

@@ -120,13 +120,22 @@ class IRModel:
         shapes = tuple(tuple(arrays[n].shape) for n in self.input_names)
         counts: dict[str, int] = {}
         while True:
-            spec = await self._specialise(shapes, counts, None)
+            spec = await self._specialise_now(shapes, counts, None)
             if spec.need is None:
                 break
-            counter = await self._specialise(shapes, counts, spec.need)
+            counter = await self._specialise_now(shapes, counts, spec.need)
             found = await self._execute(counter, arrays)
             counts[spec.need] = int(found["count"].reshape(-1)[0])
         return await self._execute(spec, arrays)
+
+    async def _specialise_now(self, shapes, counts: dict, target: str | None) -> Spec:
+        """_specialise from compute(): the shapes or counts it meets only now may be
+        ones the model cannot handle; say so as compute's error."""
+        try:
+            return await self._specialise(shapes, counts, target)
+        except (DataError, NotSupportedError) as exc:
+            message = str(exc)
+            raise type(exc)("compute: " + message.removeprefix("load: ")) from None
 
     def _shapes(self, spec: Spec):
         out = []
