@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import weakref
 
 import numpy as np
@@ -250,13 +251,62 @@ class MLContext:
 
         def run():
             try:
-                graph._implementation = build_plan()
+                plan = build_plan()
+                _check_fits_in_memory(plan, graph)
             except Exception as exc:  # noqa: BLE001
+                # Step 18.2: the conversion failed.
                 _settle(promise, exc=OperationError(f"build: compiling the graph failed: {exc}"))
                 return
+            graph._implementation = plan
             _settle(promise, graph)
 
         self._timeline.enqueue(run, lambda: _settle(promise, exc=InvalidStateError("build: the context is lost")))
+
+
+# The bytes one dispatch can address: wasm32 (Pyodide) has a 4 GiB linear memory for
+# everything (Python, numpy, the tensors); a 64-bit host has no such wall.
+ADDRESS_SPACE_BYTES = 2**32 if sys.maxsize < 2**32 else None
+
+
+def _check_fits_in_memory(plan, graph: MLGraph) -> None:
+    """§8.9.4 step 18.1 on this platform: a graph whose dispatch needs more memory
+    than the address space has (inputs, outputs, constants and the largest set of
+    intermediates alive at once, from the plan's steps) cannot be converted into
+    something that runs, so build() fails with OperationError rather than every
+    dispatch failing later. It is a lower bound (kernels need scratch space too),
+    so a graph it rejects can never run here; one it accepts still may not."""
+    if ADDRESS_SPACE_BYTES is None:
+        return
+    needed = _dispatch_memory_lower_bound(plan, graph)
+    if needed > ADDRESS_SPACE_BYTES:
+        raise MemoryError(f"one dispatch needs at least {needed:,} bytes (inputs, outputs, constants and the "
+                          f"intermediates alive at once), more than this platform's {ADDRESS_SPACE_BYTES:,}-byte "
+                          "wasm32 address space")
+
+
+def _dispatch_memory_lower_bound(plan, graph: MLGraph) -> int:
+    steps = plan.steps
+    final = len(steps)
+    last_use: dict[int, int] = {slot: final for slot in plan.output_slots.values()}
+    for index, step in enumerate(steps):
+        for slot in step.input_slots:
+            if slot >= 0:
+                last_use[slot] = max(last_use.get(slot, -1), index)
+    persistent = set(plan.constants) | set(plan.input_slots.values())
+    tensors = sum(d.byte_length for d in graph._input_descriptors.values())
+    tensors += sum(d.byte_length for d in graph._output_descriptors.values())
+    live = tensors + sum(int(a.nbytes) for a in plan.constants.values())
+    peak = live
+    alive: dict[int, int] = {}
+    for index, step in enumerate(steps):
+        for slot, desc in zip(step.output_slots, step.output_descriptors):
+            if slot not in persistent and slot not in alive:
+                alive[slot] = desc.byte_length
+                live += desc.byte_length
+        peak = max(peak, live)
+        for slot in [s for s in alive if last_use.get(s, index) <= index]:
+            live -= alive.pop(slot)
+    return peak
 
 
 def _validate_tensors_with_descriptors(what: str, named_tensors: dict, descriptors: dict) -> None:

@@ -1,0 +1,81 @@
+"""§8.9.4 build() step 18.2 from real page script: converting a graph into something
+this platform can run fails, and build() rejects with an OperationError.
+
+The real trigger in Pyodide is memory: wasm32 gives one 4 GiB linear memory for
+everything, and a graph whose dispatch needs more (here three 1.6 GB outputs of
+expand(), each within maxTensorByteLength) can never run there; build() says so
+instead of every dispatch failing later. On a 64-bit host the same graph builds."""
+from pathlib import Path
+
+import pytest
+
+ELEMENTS = 400_000_000          # float32: 1.6e9 bytes per output, 4.8e9 bytes in all
+
+BUILD = """async (elements) => {
+  const context = await navigator.ml.createContext();
+  const builder = new MLGraphBuilder(context);
+  const x = builder.input("x", {dataType: "float32", shape: [1]});
+  const outputs = {};
+  for (const name of ["a", "b", "c"]) outputs[name] = builder.expand(x, [elements], {label: name});
+  try {
+    await builder.build(outputs);
+    return {ok: true};
+  } catch (e) {
+    return {ok: false, name: e.name, isDOMException: e instanceof DOMException, message: e.message};
+  }
+}"""
+
+SMALL = """async () => {
+  // The context and the runtime are fine afterwards: a small graph still runs.
+  const context = await navigator.ml.createContext();
+  const builder = new MLGraphBuilder(context);
+  const x = builder.input("x", {dataType: "float32", shape: [2]});
+  const graph = await builder.build({y: builder.expand(x, [2, 2])});
+  const tx = await context.createTensor({dataType: "float32", shape: [2], writable: true});
+  const ty = await context.createTensor({dataType: "float32", shape: [2, 2], readable: true});
+  context.writeTensor(tx, new Float32Array([1.5, -3]));
+  context.dispatch(graph, {x: tx}, {y: ty});
+  return Array.from(new Float32Array(await context.readTensor(ty)));
+}"""
+
+
+@pytest.fixture(scope="module")
+def page(pyodide_runtime):
+    from webnn_py.serve import PolyfillServer
+    from wpt_runner.chromium import launch_chromium
+
+    with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium() as browser:
+        page = browser.new_page()
+        page.goto(f"{server.url}/slice.html")
+        page.evaluate("window.sliceFacts")
+        yield page
+
+
+def test_build_rejects_a_graph_that_cannot_fit_in_wasm32_memory(page):
+    outcome = page.evaluate(BUILD, ELEMENTS)
+    assert outcome["ok"] is False, outcome
+    assert outcome["name"] == "OperationError" and outcome["isDOMException"] is True
+    assert "build: compiling the graph failed" in outcome["message"]
+    assert "4,294,967,296-byte wasm32 address space" in outcome["message"]
+    # The input tensor (4 bytes), the three output tensors and the three results that
+    # are copied into them (1.6e9 bytes each): 4 + 6 * 1.6e9.
+    assert "needs at least 9,600,000,004 bytes" in outcome["message"]
+    assert page.evaluate(SMALL) == [1.5, -3, 1.5, -3]
+
+
+def test_the_same_graph_builds_on_a_64_bit_host():
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    import webnn_py
+
+    async def build():
+        context = await webnn_py.ml.createContext()
+        builder = webnn_py.MLGraphBuilder(context)
+        x = builder.input("x", {"dataType": "float32", "shape": [1]})
+        graph = await builder.build({name: builder.expand(x, [ELEMENTS]) for name in "abc"})
+        return graph._output_descriptors["a"].byte_length
+
+    # In a thread of its own: Playwright's sync API keeps an event loop in this one.
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(asyncio.run, build()).result() == 4 * ELEMENTS
