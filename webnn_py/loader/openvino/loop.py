@@ -28,7 +28,8 @@ value, see translate.py).
 Concatenated outputs whose size is not known at load time (a while loop) need
 the iteration count: `Session.counts` has it once model.py has run the graph
 up to this Loop in counting mode (the body then carries an extra counter
-through a back edge); with the count known, the Loop is emitted with that
+through a back edge, and computes only what its condition reads); with the
+count known, the Loop is emitted with that
 constant trip count and an always-true condition, so its shapes are static.
 """
 from __future__ import annotations
@@ -210,6 +211,9 @@ async def translate_loop(t: Translator, layer, inputs) -> list:
     t.layer = layer
     body_outputs = {}
     needed = {rid for _, rid, _ in outputs} | {s for s, _ in back_edges} | {condition_id}
+    if counting:
+        # Only what the condition reads (through back edges too) decides the count.
+        needed = _condition_closure(body_graph, condition_id, back_edges)
     for rid in needed:
         value = translated[rid]
         if isinstance(value, Empty):
@@ -226,7 +230,7 @@ async def translate_loop(t: Translator, layer, inputs) -> list:
 
     loop_inputs = [{"bodyInput": f"p{pid}", "value": t.operand(value), **({"axis": axis} if axis is not None else {})}
                    for pid, value, axis in bindings if f"p{pid}" in used]
-    edges = [{"from": f"r{s}", "to": f"p{d}"} for s, d in back_edges if f"p{d}" in used]
+    edges = [{"from": f"r{s}", "to": f"p{d}"} for s, d in back_edges if f"p{d}" in used and f"r{s}" in body_outputs]
     options = {"label": layer.name, "backEdges": edges}
     if current is not None and f"p{current}" in used:
         options["currentIteration"] = f"p{current}"
@@ -262,6 +266,38 @@ async def translate_loop(t: Translator, layer, inputs) -> list:
         raise NeedCount(key) from None
     by_external = {port: value for (port, _, _), value in zip(outputs, values)}
     return _by_port(t, layer, by_external)
+
+
+def _condition_closure(graph, condition_id: int, back_edges) -> set[int]:
+    """The body Results the execution condition depends on: itself, and those
+    feeding (by back edges) the Parameters any of them reads."""
+    feeds: dict[int, list[int]] = {}
+    for source, target in back_edges:
+        feeds.setdefault(target, []).append(source)
+    needed: set[int] = set()
+    stack = [condition_id]
+    while stack:
+        rid = stack.pop()
+        if rid in needed:
+            continue
+        needed.add(rid)
+        for pid in _parameters_read(graph, rid):
+            stack.extend(feeds.get(pid, []))
+    return needed
+
+
+def _parameters_read(graph, lid: int) -> set[int]:
+    seen, stack, found = set(), [lid], set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        layer = graph.layers[current]
+        if layer.type == "Parameter":
+            found.add(current)
+        stack.extend(graph.sources[(current, port.id)][0] for port in layer.inputs)
+    return found
 
 
 def _by_port(t, layer, by_external: dict) -> list:
