@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/webnn_bench.py [--models mobilenet transformer] [--warmup S] [--measure S]
                                           [--skip-browser] [--skip-host] [--profile MODEL] [--quick]
+                                          [--json FILE]
 
 The models are bench/models.py's: MobileNetV2 (224×224×3) and a 2-layer transformer
 encoder (seq 128, hidden 256), fp32, batch 1, seeded weights. Each is defined once
@@ -179,7 +180,7 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
         cold = webnn_page.evaluate("self.coldStart")
         if "error" in cold:
             raise SystemExit(f"webnn-py failed in the page: {cold['error']}")
-        out["cold"] = cold
+        out["cold"] = {k: v for k, v in cold.items() if k != "output"}
         out["isolated"] = webnn_page.evaluate("self.crossOriginIsolated")
         ort2_page = open_page("threads=2")
         sides = {"webnn-py": (webnn_page, "webnn"), "ORT-wasm 1T": (webnn_page, "ort"),
@@ -256,6 +257,7 @@ def main(argv=None) -> int:
     parser.add_argument("--profile-runs", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="short warm-up and measurement: a smoke run, "
                         "its numbers are not meaningful")
+    parser.add_argument("--json", type=Path, help="also write every measurement (all samples) to this JSON file")
     parser.add_argument("--no-setup", action="store_true", help="do not rebuild build/pyodide's webnn_py wheel "
                         "from the current sources first")
     args = parser.parse_args(argv)
@@ -338,6 +340,12 @@ def main(argv=None) -> int:
                      "build() ms", "first run ms", "max |Δ| vs ORT native"), rows)
         print_profile(f"Per-operator breakdown, {profile}, host CPython", host_profile,
                       median_ms(host[profile]["times"]["webnn"]) if profile in host else None)
+    if args.json:
+        record = {"settings": {"warmup_s": warmup, "measure_s": measure, "models": args.models, "profile": profile},
+                  "load_average": [load_before, os.getloadavg()[0]], "browser": browser,
+                  "host": {key: {**r, "diff": list(r["diff"])} for key, r in host.items()},
+                  "host_profile": host_profile if host else None}
+        args.json.write_text(json.dumps(record, indent=1, default=float))
     print("\nratios: webnn-py latency / ONNX Runtime latency (below 1 means webnn-py is faster). Timings are "
           "noisy on a shared machine.")
     if not ok:
