@@ -57,13 +57,41 @@ def _show(value) -> str:
     return repr(value) if isinstance(value, int) else repr(float(value))
 
 
+_FILLED: dict[tuple, np.ndarray] = {}
+
+
+def filled(value, dtype: np.dtype, shape) -> np.ndarray:
+    """A read-only array of `shape` whose elements are all `value` (of `dtype`).
+
+    numpy's SIMD maximum/minimum loops only apply when both operands are arrays with
+    the same layout: against a scalar they run ~4x slower than against an array of
+    the scalar (0.40 vs 0.12 ms on 1.2M float32 here). So relu and clamp compare with
+    a view of one cached array per (type, value), grown to the largest size seen."""
+    value = np.array(value, dtype=dtype)
+    key = (value.dtype.str, value.tobytes())
+    size = math.prod(shape)
+    cached = _FILLED.get(key)
+    if cached is None or cached.size < size:
+        cached = np.full(max(size, 1024), value)
+        cached.setflags(write=False)
+        _FILLED[key] = cached
+    return cached[:size].reshape(shape)
+
+
+def clamp_into(x: np.ndarray, lower, upper, out: np.ndarray) -> np.ndarray:
+    """min(max(x, lower), upper) into `out` (may be x)."""
+    if x.ndim and x.flags.c_contiguous and out.flags.c_contiguous:
+        np.maximum(x, filled(lower, x.dtype, x.shape), out=out)
+        return np.minimum(out, filled(upper, x.dtype, x.shape), out=out)
+    np.maximum(x, np.array(lower, x.dtype), out=out)
+    return np.minimum(out, np.array(upper, x.dtype), out=out)
+
+
 def clamp(inputs, attributes, outputs):
     # The spec's decomposition: min(max(input, minValue), maxValue). max/min are exact
     # in every type, so this computes in the input's own type.
     x = inputs[0]
-    lower = np.array(attributes["minValue"], dtype=x.dtype)
-    upper = np.array(attributes["maxValue"], dtype=x.dtype)
-    return [np.asarray(np.minimum(np.maximum(x, lower), upper))]
+    return [clamp_into(x, attributes["minValue"], attributes["maxValue"], np.empty(x.shape, x.dtype))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -74,13 +102,16 @@ def build_plain(ctx: BuildContext, input, options: dict):
     return _copy_input(ctx, input)[1]
 
 
-def _relu(x):
-    # The spec's decomposition max(0, x); integers stay exact.
-    return np.maximum(x, np.zeros((), x.dtype))
+def relu_into(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """max(x, 0) into `out` (may be x), against a filled array where that is faster."""
+    if x.ndim and x.flags.c_contiguous and out.flags.c_contiguous:
+        return np.maximum(x, filled(0, x.dtype, x.shape), out=out)
+    return np.maximum(x, np.zeros((), x.dtype), out=out)
 
 
 def relu(inputs, attributes, outputs):
-    return [np.asarray(_relu(inputs[0]))]
+    x = inputs[0]
+    return [relu_into(x, np.empty(x.shape, x.dtype))]
 
 
 def _gelu(x):
@@ -88,9 +119,20 @@ def _gelu(x):
     # negative x, 1 + erf(x / sqrt(2)) cancels to nothing; it equals erfc(|x| / sqrt(2)),
     # which erfc_nonnegative computes to full relative precision; for x >= 0 it is
     # 2 - erfc(x / sqrt(2)). One erfc evaluation serves both signs.
+    # (erfc_nonnegative gives 0 for NaN; the product with x makes it NaN again.)
     x64 = x.astype(np.float64)
-    tail = erfc_nonnegative(np.abs(x64) * (1 / math.sqrt(2.0)))
-    return 0.5 * x64 * np.where(x64 < 0, tail, 2.0 - tail)
+    z = np.abs(x64)
+    z *= 1 / math.sqrt(2.0)
+    tail = erfc_nonnegative(z)
+    # tail + (x >= 0) * (2 - 2 tail): tail for x < 0 exactly, 2 - tail (to a float64
+    # rounding or two) for x >= 0 -- a select by arithmetic, ~4x faster than np.where.
+    half = np.multiply(tail, -2.0)
+    half += 2.0
+    half *= x64 >= 0
+    half += tail
+    half *= 0.5
+    half *= x64
+    return half
 
 
 def _hard_swish(x):

@@ -185,7 +185,8 @@ class Conv2dPlan:
 
     Paths, all in the input's own layout (no transposes of activations):
       * depthwise (groups == input channels == output channels): the sum over the
-        kh*kw taps of a shifted strided slice times the per-channel weights;
+        kh*kw taps of a shifted strided slice times the per-channel weights, each
+        tap over the part of the output its input window covers (no padded copy);
       * 1x1, stride 1, no padding, groups 1: one plain GEMM on the input as it is;
       * groups 1, any other filter: im2col into a bounded buffer, a block of output
         rows at a time, and a GEMM per block;
@@ -214,9 +215,7 @@ class Conv2dPlan:
                            np.ascontiguousarray(w_oihw.transpose(2, 3, 1, 0).reshape(kh * kw * cg, o)))
         elif cg == 1 and o == self.groups:
             self.path = "depthwise"
-            # Per tap, the channel weights broadcast against an NCHW or NHWC slice.
-            taps = w_oihw.reshape(o, kh * kw).T
-            self.taps = np.ascontiguousarray(taps[:, :, None, None] if nchw else taps[:, None, None, :])
+            self._depthwise_taps(w_oihw.reshape(o, kh * kw))
         else:
             self.path = "grouped"
             og = o // self.groups
@@ -244,7 +243,7 @@ class Conv2dPlan:
         if self.path == "pointwise":
             return self._pointwise(x)
         if self.path == "depthwise":
-            return self._depthwise(self._padded(x))
+            return self._depthwise(x)
         if self.path == "im2col":
             return self._im2col(self._padded(x))
         return self._grouped(x)
@@ -259,20 +258,59 @@ class Conv2dPlan:
             return np.stack([gemm(self.matrix, x[b]) for b in range(n)]).reshape(self.output_shape)
         return gemm(x.reshape(n * hw, c), self.matrix).reshape(self.output_shape)
 
-    def _depthwise(self, xp: np.ndarray) -> np.ndarray:
-        # (Blocking over output rows to keep the accumulator in cache measured slower:
-        # numpy's per-call cost outweighs it at these sizes.)
-        out = np.empty(self.output_shape, xp.dtype)
-        scratch = np.empty(self.output_shape, xp.dtype)
-        tap = 0
-        for i in range(self.kh):
-            for j in range(self.kw):
-                if tap == 0:
-                    np.multiply(self._tap(xp, i, j), self.taps[0], out=out)
-                else:
-                    np.multiply(self._tap(xp, i, j), self.taps[tap], out=scratch)
-                    out += scratch
-                tap += 1
+    def _depthwise_taps(self, weights: np.ndarray) -> None:
+        """Per filter tap: the output rectangle it reaches inside the unpadded input, the
+        input window feeding it, and its weights shaped to multiply that window (per
+        channel; for NHWC tiled along the row, so numpy's inner loop runs over a whole
+        contiguous row instead of one pixel's channels). Padding is never materialised:
+        a tap only touches the outputs whose input element lies inside the input."""
+        (sh, sw), (dh, dw) = self.strides, self.dilations
+        pt, _, pl, _ = self.padding
+        nchw = self.layout == "nchw"
+
+        def span(offset, begin, stride, size, out_size):
+            # Outputs y with 0 <= y*stride + offset - begin < size.
+            first = max(0, -(-(begin - offset) // stride))
+            last = min(out_size - 1, (size - 1 + begin - offset) // stride)
+            if last < first:
+                return None
+            start = first * stride + offset - begin
+            return slice(first, last + 1), slice(start, start + (last - first) * stride + 1, stride)
+
+        self.taps = []
+        for tap in range(self.kh * self.kw):
+            i, j = divmod(tap, self.kw)
+            rows = span(i * dh, pt, sh, self.height, self.out_h)
+            cols = span(j * dw, pl, sw, self.width, self.out_w)
+            if rows is None or cols is None:
+                continue            # a tap that only ever meets padding
+            w = weights[:, tap]
+            if nchw:
+                w = w[:, None, None]
+            else:
+                w = np.ascontiguousarray(np.broadcast_to(w, (cols[0].stop - cols[0].start, self.channels)))
+            full = rows[0] == slice(0, self.out_h) and cols[0] == slice(0, self.out_w)
+            self.taps.append((full, rows, cols, w))
+        # A tap reaching every output starts the sum (no zero fill); it goes first.
+        self.taps.sort(key=lambda t: not t[0])
+
+    def _depthwise(self, x: np.ndarray) -> np.ndarray:
+        out = np.empty(self.output_shape, x.dtype)
+        scratch = np.empty(self.output_shape, x.dtype)
+        nchw = self.layout == "nchw"
+        if not self.taps or not self.taps[0][0]:
+            out.fill(0)
+        for index, (full, (out_rows, in_rows), (out_cols, in_cols), w) in enumerate(self.taps):
+            if nchw:
+                source, target = x[:, :, in_rows, in_cols], (slice(None), slice(None), out_rows, out_cols)
+            else:
+                source, target = x[:, in_rows, in_cols], (slice(None), out_rows, out_cols)
+            if index == 0 and full:
+                np.multiply(source, w, out=out)
+            else:
+                product = scratch[target]
+                np.multiply(source, w, out=product)
+                out[target] += product
         return out
 
     def _im2col(self, xp: np.ndarray) -> np.ndarray:

@@ -32,10 +32,11 @@ def build(ctx: BuildContext, input, options: dict):
 # activations must not take a series of 80 terms).
 #
 #   erfc(z) = exp(-z^2) * R(z) for 0 <= z < 11, where R(z) = exp(z^2) erfc(z) is
-#   smooth and slowly varying (~1 / (z sqrt(pi)) for large z): R is a degree-6
-#   polynomial on each interval [k/4, (k+1)/4), interpolating R at the interval's
+#   smooth and slowly varying (~1 / (z sqrt(pi)) for large z): R is a degree-4
+#   polynomial on each interval [k/16, (k+1)/16), interpolating R at the interval's
 #   Chebyshev nodes, whose values come from Python's math.erfc when this module is
-#   imported. Interpolation error: below 1e-9 relative on every interval (checked
+#   imported; it is evaluated in s = 16 z - k in [0, 1), one coefficient table
+#   lookup per degree. Interpolation error: below 1e-9 relative on every interval (checked
 #   against math.erfc on a dense sweep in tests/runtime/test_fast_kernels.py).
 #   Beyond 11, erfc(z) < 1.5e-54 is 0 in float32 and float16, and is taken as 0,
 #   as the spec's formulas give for infinite arguments.
@@ -44,46 +45,56 @@ def build(ctx: BuildContext, input, options: dict):
 #   (11 terms, truncation below 1e-14 relative), elsewhere sign(x) (1 - erfc(|x|)),
 #   where erfc(|x|) < 0.48 so the subtraction loses nothing.
 
-_ERFC_WIDTH = 0.25
+_ERFC_WIDTH = 1 / 16
 _ERFC_END = 11.0
-_ERFC_DEGREE = 6
+_ERFC_DEGREE = 4
 
 
 def _erfc_interpolants() -> np.ndarray:
-    """[degree + 1, intervals]: power-basis coefficients in t in [-1, 1] of each interval's interpolant."""
+    """[degree + 1, intervals]: power-basis coefficients in s in [0, 1) of each interval's interpolant."""
     count = int(_ERFC_END / _ERFC_WIDTH)
     k = np.arange(_ERFC_DEGREE + 1)
     nodes = np.cos(np.pi * (k + 0.5) / (_ERFC_DEGREE + 1))       # Chebyshev nodes in [-1, 1]
+    to_s = np.polynomial.Polynomial([-1.0, 2.0])                  # t = 2 s - 1
     coefficients = np.empty((_ERFC_DEGREE + 1, count))
     for interval in range(count):
         z = (interval + 0.5 + nodes / 2) * _ERFC_WIDTH
         values = [math.exp(v * v) * math.erfc(v) for v in z.tolist()]
-        coefficients[:, interval] = np.polynomial.chebyshev.cheb2poly(
-            np.polynomial.chebyshev.chebfit(nodes, values, _ERFC_DEGREE))
+        in_t = np.polynomial.Polynomial(np.polynomial.chebyshev.cheb2poly(
+            np.polynomial.chebyshev.chebfit(nodes, values, _ERFC_DEGREE)))
+        coefficients[:, interval] = in_t(to_s).coef
     return coefficients
 
 
 _ERFC_COEFFICIENTS = _erfc_interpolants()
 _TAYLOR = np.array([(-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(11)]) * (2 / math.sqrt(math.pi))
+# The largest float64 below _ERFC_END: arguments are clipped to it, so that every
+# lookup index is in range.
+_ERFC_LAST = np.nextafter(_ERFC_END, 0.0)
 
 
 def erfc_nonnegative(z: np.ndarray) -> np.ndarray:
-    """erfc(z) in float64 for z >= 0 (NaN stays NaN)."""
+    """erfc(z) in float64 for z >= 0; 0 from 11 on (+inf included) and for NaN, which
+    callers propagate themselves (gelu multiplies by x; erf checks)."""
     z = np.asarray(z, dtype=np.float64)
-    inside = z < _ERFC_END                     # False for NaN and +inf
-    zc = np.where(inside, z, 0.0)
-    index = (zc * (1 / _ERFC_WIDTH)).astype(np.intp)
-    t = (zc - (index + 0.5) * _ERFC_WIDTH) * (2 / _ERFC_WIDTH)
+    shape = z.shape
+    z = z.reshape(-1)                           # in-place steps need arrays, not scalars
+    zc = np.fmin(z, _ERFC_LAST)                # NaN becomes _ERFC_LAST: a valid index
+    u = zc * (1 / _ERFC_WIDTH)
+    whole = np.floor(u)
+    index = whole.astype(np.intp)
+    u -= whole                                  # s in [0, 1)
     acc = np.take(_ERFC_COEFFICIENTS[_ERFC_DEGREE], index)
     for row in _ERFC_COEFFICIENTS[_ERFC_DEGREE - 1::-1]:
-        acc *= t
+        acc *= u
         acc += np.take(row, index)
     np.multiply(zc, zc, out=zc)
     np.negative(zc, out=zc)
     np.exp(zc, out=zc)
     acc *= zc
-    # z >= 11: erfc underflows every WebNN type (0); NaN propagates.
-    return np.where(inside, acc, np.where(z >= _ERFC_END, 0.0, z))
+    # z >= 11 (and NaN): erfc underflows every WebNN type.
+    acc *= z < _ERFC_END
+    return acc.reshape(shape)
 
 
 def erf(x: np.ndarray) -> np.ndarray:
@@ -97,7 +108,9 @@ def erf(x: np.ndarray) -> np.ndarray:
         series += c
     series *= a
     result = np.where(a < 0.5, series, 1.0 - erfc_nonnegative(a))
-    # erf is odd; copysign keeps erf(-0) = -0 and NaN's NaN.
+    # erf is odd; copysign keeps erf(-0) = -0. NaN stays NaN (series is NaN there, but
+    # a < 0.5 is false for NaN).
+    result = np.where(np.isnan(x), x, result)
     return np.copysign(result, x)
 
 
@@ -105,7 +118,7 @@ def erfc(x: np.ndarray) -> np.ndarray:
     """1 - erf(x) in float64, to full relative precision also where it is tiny."""
     x = np.asarray(x, dtype=np.float64)
     tail = erfc_nonnegative(np.abs(x))
-    return np.where(x < 0, 2.0 - tail, tail)
+    return np.where(np.isnan(x), x, np.where(x < 0, 2.0 - tail, tail))
 
 
 def _sign(x: np.ndarray) -> np.ndarray:

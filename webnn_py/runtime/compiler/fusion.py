@@ -21,6 +21,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ...ops import operator_kind
+from ...ops.activations import clamp_into, relu_into
 from ..ir import Node, Value
 
 _BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
@@ -148,16 +149,10 @@ def _stage(node: Node, operand: int) -> Callable[[np.ndarray, list], np.ndarray]
                     return ufunc(others[0], y, out=y)
         return binary
     if kind == "relu":
-        zero = np.zeros((), _FLOAT32)
-        return lambda y, _: np.maximum(y, zero, out=y)
+        return lambda y, _: relu_into(y, y)
     if kind == "clamp":
-        lower = np.array(node.attributes["minValue"], dtype=_FLOAT32)
-        upper = np.array(node.attributes["maxValue"], dtype=_FLOAT32)
-
-        def clamp(y, _):
-            np.maximum(y, lower, out=y)
-            return np.minimum(y, upper, out=y)
-        return clamp
+        lower, upper = node.attributes["minValue"], node.attributes["maxValue"]
+        return lambda y, _: clamp_into(y, lower, upper, y)
     if kind == "sigmoid":
         def sigmoid(y, _):
             # The kernel's 1 / (exp(-x) + 1), one operation at a time, in float32.
