@@ -108,6 +108,25 @@ def test_element_wise_chain_with_operands_computed_later_and_either_side(rng):
     assert_close(got, ez / (ez - 2 * x.astype(np.float64)), atol=1e-4)
 
 
+@pytest.mark.parametrize("act", ["relu", "clamp", "sigmoid", "tanh"])
+def test_in_place_stages_keep_the_kernels_bits_on_special_values(act):
+    # -0, +-inf, NaN, the clamp bounds themselves (ties), subnormals, and values either side.
+    x = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 6.0, -6.0, 1e-45, -1e-45, 5.999999, 6.000001, 3.0,
+                  -1.5, 88.0, -104.0] * 5, np.float32).reshape(5, 15)
+    zero = np.zeros_like(x)
+    options = {"minValue": -0.0, "maxValue": 6.0} if act == "clamp" else {}
+    call = (lambda g, v: g.clamp(v, options)) if act == "clamp" else (lambda g, v: getattr(g, act)(v))
+    plan, plain = build(lambda g, o: {"y": call(g, g.add(o["x"], o["z"]))}, {"x": x, "z": zero})
+    assert kinds(plan) == [f"add+{act}"]
+    assert_same_bits(plan.execute({"x": x, "z": zero})["y"], plain.execute({"x": x, "z": zero})["y"])
+    # and the unfused kernels agree with the spec's decompositions on these values
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        expected = {"relu": np.maximum(x64, 0), "clamp": np.minimum(np.maximum(x64, 0), 6),
+                    "sigmoid": 1 / (np.exp(-x64) + 1), "tanh": np.tanh(x64)}[act]
+    assert_close(plain.execute({"x": x, "z": zero})["y"], expected, ulp=2, what=act)
+
+
 def test_no_fusion_for_float16_shared_values_or_outputs(rng):
     x16 = rng.standard_normal((4, 4)).astype(np.float16)
     plan, plain = build(lambda g, o: {"y": g.relu(g.add(o["x"], o["x"]))}, {"x": x16})

@@ -72,6 +72,8 @@ def filled(value, dtype: np.dtype, shape) -> np.ndarray:
     size = math.prod(shape)
     cached = _FILLED.get(key)
     if cached is None or cached.size < size:
+        if len(_FILLED) >= 32:          # many distinct bounds: start over rather than grow
+            _FILLED.clear()
         cached = np.full(max(size, 1024), value)
         cached.setflags(write=False)
         _FILLED[key] = cached
