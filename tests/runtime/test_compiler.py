@@ -209,6 +209,22 @@ def test_a_depthwise_stack_runs_channels_last_with_transposes_only_at_its_border
         assert_close(unopt[name], expected, atol=1e-4, what=name)
 
 
+def test_per_channel_constants_are_re_laid_out_instead_of_transposing_back(rng):
+    # depthwise conv, then a separate bias add ([C, 1, 1]) and a scale ([1, C, 1, 1]) as
+    # decomposed graphs have them: all stay channels-last; one transpose in, one out.
+    x = rng.standard_normal((1, 6, 8, 8)).astype(np.float32)
+    dw = rng.standard_normal((6, 1, 3, 3)).astype(np.float32)
+    bias = rng.standard_normal((6, 1, 1)).astype(np.float32)
+    scale = rng.standard_normal((1, 6, 1, 1)).astype(np.float32)
+    plan, plain = build(lambda g, o: {"y": g.relu(g.mul(g.add(g.conv2d(o["x"], o["dw"], {"groups": 6}), o["b"]),
+                                                        o["s"]))},
+                        {"x": x}, {"dw": dw, "b": bias, "s": scale})
+    assert kinds(plan) == ["transpose", "conv2d+add+mul+relu", "transpose"]
+    ref = F.relu((F.conv2d(t64(x), t64(dw), groups=6) + t64(bias)) * t64(scale)).numpy()
+    assert_close(plan.execute({"x": x})["y"], ref, atol=1e-4)
+    assert_close(plain.execute({"x": x})["y"], ref, atol=1e-4)
+
+
 def test_no_layout_change_without_a_depthwise_convolution(rng):
     x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)

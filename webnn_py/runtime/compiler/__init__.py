@@ -54,7 +54,6 @@ def compile_graph(outputs: Mapping[str, Value], optimize: bool = True) -> Compil
         folded, folded_nodes = fold_constants(order, outputs)
         done = {id(n) for n in folded_nodes}
         order = [n for n in order if id(n) not in done]
-        order, outputs = channels_last(order, outputs)
 
     def constant_of(value: Value | None) -> np.ndarray | None:
         if value is None:
@@ -62,6 +61,9 @@ def compile_graph(outputs: Mapping[str, Value], optimize: bool = True) -> Compil
         if value.is_constant:
             return value.constant
         return folded.get(id(value))
+
+    if optimize:
+        order, outputs = channels_last(order, outputs, constant_of)
 
     units = [Unit(node, specialise(node, constant_of) if optimize else operator_kind(node.kind).kernel)
              for node in order]

@@ -10,7 +10,7 @@ So, when a graph has a depthwise conv2d in NCHW, this pass rewrites it and
 everything layout-agnostic downstream of it to NHWC: conv2d (inputLayout
 "nhwc"; the filter keeps its layout, specialise.py lays it out once), pooling
 (layout "nhwc"), element-wise operations whose operands are NHWC values of the
-same shape or single elements. A transpose to NHWC is inserted where a rewritten
+same shape, single elements or constants (re-laid out once, here). A transpose to NHWC is inserted where a rewritten
 conv2d reads an NCHW value, and a transpose back wherever anything else (reshape,
 gemm, a graph output, ...) reads an NHWC value, so every operator still sees the
 values its node describes. The nodes are new ones: the builder's graph is not
@@ -21,6 +21,9 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import numpy as np
+
+from ...base.datatypes import DATA_TYPES
 from ...base.descriptor import OperandDescriptor
 from ..ir import Node, Value
 from .fusion import EPILOGUE_KINDS
@@ -39,7 +42,7 @@ def _is_depthwise_nchw(node: Node) -> bool:
     return node.attributes["groups"] == channels == node.outputs[0].descriptor.shape[1] and channels > 1
 
 
-def channels_last(order: list[Node], outputs: Mapping[str, Value]) -> tuple[list[Node], dict[str, Value]]:
+def channels_last(order: list[Node], outputs: Mapping[str, Value], constant_of) -> tuple[list[Node], dict[str, Value]]:
     """The rewritten node list and graph outputs (unchanged when the pass does not apply)."""
     if not any(_is_depthwise_nchw(node) for node in order):
         return order, dict(outputs)
@@ -71,8 +74,10 @@ def channels_last(order: list[Node], outputs: Mapping[str, Value]) -> tuple[list
             result.append(_rewritten(node, [nhwc[id(first)]], dict(node.attributes, layout="nhwc"), nhwc))
         elif kind in _UNARY and converted and len(node.inputs) == 1:
             result.append(_rewritten(node, [nhwc[id(first)]], node.attributes, nhwc))
-        elif kind in _BINARY and _binary_in_nhwc(node, nhwc):
-            inputs = [nhwc[id(v)] if id(v) in nhwc else plain(v) for v in node.inputs]
+        elif kind in _BINARY and _binary_in_nhwc(node, nhwc, constant_of):
+            inputs = [nhwc[id(v)] if id(v) in nhwc else
+                      plain(v) if v.descriptor.element_count == 1 else _constant_nhwc(constant_of(v))
+                      for v in node.inputs]
             result.append(_rewritten(node, inputs, node.attributes, nhwc))
         else:
             inputs = [plain(v) for v in node.inputs]
@@ -87,13 +92,24 @@ def channels_last(order: list[Node], outputs: Mapping[str, Value]) -> tuple[list
     return result, {name: plain(value) for name, value in outputs.items()}
 
 
-def _binary_in_nhwc(node: Node, nhwc: dict) -> bool:
-    """Both operands NHWC values of the output's shape, or one of them a single element."""
+def _binary_in_nhwc(node: Node, nhwc: dict, constant_of) -> bool:
+    """Every operand an NHWC value of the output's shape, a single element, or a constant
+    (e.g. a per-channel bias of shape [C, 1, 1]), which is re-laid out at build."""
     out_shape = node.outputs[0].descriptor.shape
     if len(out_shape) != 4 or not any(id(v) in nhwc for v in node.inputs):
         return False
     return all((id(v) in nhwc and v.descriptor.shape == out_shape) or v.descriptor.element_count == 1
-               for v in node.inputs)
+               or constant_of(v) is not None for v in node.inputs)
+
+
+def _constant_nhwc(array) -> Value:
+    """A constant operand of an NCHW broadcast, as the operand of the NHWC one: right-aligned
+    to rank 4 (broadcasting aligns shapes on the right), then permuted like the data."""
+    array = array.reshape((1,) * (4 - array.ndim) + array.shape)
+    array = np.ascontiguousarray(array.transpose(_TO_NHWC))
+    array.setflags(write=False)
+    data_type = next(name for name, t in DATA_TYPES.items() if t.numpy == array.dtype)
+    return Value(OperandDescriptor(data_type, array.shape), constant=array)
 
 
 def _permuted(desc: OperandDescriptor, permutation) -> OperandDescriptor:
