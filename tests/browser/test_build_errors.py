@@ -79,3 +79,22 @@ def test_the_same_graph_builds_on_a_64_bit_host():
     # In a thread of its own: Playwright's sync API keeps an event loop in this one.
     with ThreadPoolExecutor(1) as pool:
         assert pool.submit(asyncio.run, build()).result() == 4 * ELEMENTS
+
+
+def test_memory_lower_bound_counts_tensors_constants_and_intermediates_alive_at_once():
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+
+    from webnn_py.api.context import _dispatch_memory_lower_bound
+
+    def step(inputs, output, size):
+        return NS(input_slots=inputs, output_slots=(output,), output_descriptors=(NS(byte_length=size),))
+
+    plan = NS(input_slots={"x": 0}, constants={1: np.zeros(50, np.uint8)}, output_slots={"y": 4},
+              steps=[step((0, 1), 2, 200), step((2,), 3, 300), step((2, 3), 4, 400),
+                     step((0,), 5, 1000)])          # a result nobody reads: alive only while it is made
+    graph = NS(_input_descriptors={"x": NS(byte_length=100)}, _output_descriptors={"y": NS(byte_length=400)})
+    # Tensors 100 + 400, constant 50: 550. Then +200 (750), +300 (1050), +400 (1450), slots 2
+    # and 3 die after their last reader (950), +1000 (1950), which dies at once (950).
+    assert _dispatch_memory_lower_bound(plan, graph) == 1950

@@ -293,19 +293,26 @@ def _dispatch_memory_lower_bound(plan, graph: MLGraph) -> int:
             if slot >= 0:
                 last_use[slot] = max(last_use.get(slot, -1), index)
     persistent = set(plan.constants) | set(plan.input_slots.values())
+    freed_after: dict[int, list[int]] = {}
+    for slot, index in last_use.items():
+        if slot not in persistent and index < final:
+            freed_after.setdefault(index, []).append(slot)
+    sizes: dict[int, int] = {}
     tensors = sum(d.byte_length for d in graph._input_descriptors.values())
     tensors += sum(d.byte_length for d in graph._output_descriptors.values())
     live = tensors + sum(int(a.nbytes) for a in plan.constants.values())
     peak = live
-    alive: dict[int, int] = {}
     for index, step in enumerate(steps):
-        for slot, desc in zip(step.output_slots, step.output_descriptors):
-            if slot not in persistent and slot not in alive:
-                alive[slot] = desc.byte_length
-                live += desc.byte_length
+        created = [(slot, desc.byte_length) for slot, desc in zip(step.output_slots, step.output_descriptors)
+                   if slot not in persistent]
+        live += sum(size for _, size in created)
         peak = max(peak, live)
-        for slot in [s for s in alive if last_use.get(s, index) <= index]:
-            live -= alive.pop(slot)
+        # Results nobody reads later die now; the others when their last reader has run.
+        live -= sum(size for slot, size in created if last_use.get(slot, index) <= index)
+        for slot in freed_after.get(index, ()):
+            live -= sizes.get(slot, 0)
+        for slot, size in created:
+            sizes[slot] = size
     return peak
 
 
