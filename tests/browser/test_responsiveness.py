@@ -112,3 +112,24 @@ def test_without_time_slices_the_page_freezes_and_results_are_the_same(browser, 
     # One task for the whole dispatch: no timer, frame or click in between.
     assert facts["maxGapMs"] > 0.8 * facts["ms"] - 50, facts
     assert facts["clicksDuringRun"] == 0, facts
+
+
+def test_destroying_the_context_during_a_long_dispatch_abandons_it(browser):
+    server, context = browser
+    page = context.new_page()
+    errors = []
+    page.on("console", lambda m: m.type == "error" and "favicon.ico" not in m.location.get("url", "")
+            and errors.append(m.text))
+    try:
+        page.goto(f"{server.url}/responsive.html")
+        page.evaluate("window.ready")
+        facts = page.evaluate("destroyMidRun(10 ** 6, 150)")      # a loop far longer than 150 ms
+    finally:
+        page.close()
+    assert facts["timerFiredMs"] < 250, facts          # the page's timer ran during the dispatch
+    assert facts["read"] == "InvalidStateError"        # the read queued behind it is aborted
+    assert facts["lost"]
+    assert facts["settledMs"] < 1000, facts            # promptly: the loop did not run to its end
+    assert facts["dispatchAfterLoss"] == "InvalidStateError"   # its graph was destroyed with the context
+    assert facts["afterwards"] == [8, -4]
+    assert not errors
