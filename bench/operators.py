@@ -13,12 +13,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# One BLAS thread, like Pyodide (which has one) and like the side-by-side benchmark's
+# onnxruntime (intra_op_num_threads=1); a setting in the environment wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -57,6 +63,14 @@ CASES = {
     "maxPool2d 3x3/2 (64x112x112)": ({"x": f32(1, 64, 112, 112)}, {},
                                      lambda g, o: g.maxPool2d(o["x"], {"windowDimensions": [3, 3], "strides": [2, 2]})),
     "averagePool2d global (1280x7x7)": ({"x": f32(1, 1280, 7, 7)}, {}, lambda g, o: g.averagePool2d(o["x"])),
+    "conv2d+bias+relu6 fused pointwise 16→96 (112)": ({"x": f32(1, 16, 112, 112)}, {"w": (96, 16, 1, 1), "b": (96,)},
+                                                       lambda g, o: g.clamp(g.conv2d(o["x"], o["w"], {"bias": o["b"]}),
+                                                                            {"minValue": 0, "maxValue": 6})),
+    "conv2d depthwise 96 3x3/2 (112)": ({"x": f32(1, 96, 112, 112)}, {"w": (96, 1, 3, 3)},
+                                        lambda g, o: g.conv2d(o["x"], o["w"], {"groups": 96, "strides": [2, 2],
+                                                                               "padding": [0, 1, 0, 1]})),
+    "matmul+add+gelu 128x256·256x1024": ({"x": f32(128, 256)}, {"w": (256, 1024), "b": (1024,)},
+                                         lambda g, o: g.gelu(g.add(g.matmul(o["x"], o["w"]), o["b"]))),
     "gemm 1280→1000": ({"x": f32(1, 1280)}, {"w": (1000, 1280), "b": (1000,)},
                        lambda g, o: g.gemm(o["x"], o["w"], {"c": o["b"], "bTranspose": True})),
     "matmul 128x256·256x256": ({"x": f32(128, 256)}, {"w": (256, 256)}, lambda g, o: g.matmul(o["x"], o["w"])),
