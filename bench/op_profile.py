@@ -9,10 +9,12 @@ the benchmark prints that total beside the dispatch latency.
 """
 from __future__ import annotations
 
+import time
 
-async def profile_model(name: str, runs: int = 5) -> dict:
+
+async def profile_model(name: str, runs: int = 5, warmup: float = 0.0) -> dict:
     """{"steps": {step name: ms per run}, "counts": {step name: steps in the plan}, "total_ms", "runs"}
-    for bench/models.py's `name`."""
+    for bench/models.py's `name`, after `warmup` seconds of unprofiled runs (wasm tiers up gradually)."""
     import webnn_py
     from models import MODELS, emit
 
@@ -25,7 +27,10 @@ async def profile_model(name: str, runs: int = 5) -> dict:
     plan = graph._implementation
     if plan is None:
         raise RuntimeError("the built graph has no execution plan")
+    start = time.perf_counter()
     plan.execute(inputs)                      # first run: one-time checks and allocations
+    while time.perf_counter() - start < warmup:
+        plan.execute(inputs)
     totals: dict[str, float] = {}
     for _ in range(runs):
         plan.execute(inputs, profile=totals)

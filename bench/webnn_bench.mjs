@@ -145,7 +145,7 @@ async function release() {
 // The per-operator breakdown runs bench/op_profile.py in a Pyodide instance of this
 // page's own (the polyfill keeps its instance private), from the same runtime files.
 let profiler = null;
-async function profileInPyodide({name, runs}) {
+async function profileInPyodide({name, runs, warmup}) {
   if (!profiler) {
     const {loadPyodide} = await import("/pyodide/pyodide.mjs");
     profiler = await loadPyodide({indexURL: new URL("/pyodide/", location.href).href});
@@ -156,12 +156,12 @@ async function profileInPyodide({name, runs}) {
     }
     profiler.runPython("import sys; sys.path.insert(0, '/bench')");
   }
-  profiler.globals.set("bench_args", JSON.stringify({name, runs}));
+  profiler.globals.set("bench_args", JSON.stringify({name, runs, warmup}));
   return JSON.parse(await profiler.runPythonAsync(`
 import json
 from op_profile import profile_model
 _a = json.loads(bench_args)
-json.dumps(await profile_model(_a["name"], _a["runs"]))
+json.dumps(await profile_model(_a["name"], _a["runs"], _a["warmup"]))
 `));
 }
 

@@ -212,7 +212,8 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
         if profile:
             print(f"browser, {profile}: per-operator profile in Pyodide ...", file=sys.stderr, flush=True)
             # Page 2 (ORT only) hosts the profiling Pyodide, so page 1's runtime stays as measured.
-            out["profile"] = ort2_page.evaluate("(a) => profileInPyodide(a)", {"name": profile, "runs": profile_runs})
+            out["profile"] = ort2_page.evaluate("(a) => profileInPyodide(a)", {"name": profile, "runs": profile_runs,
+                                                                                     "warmup": warmup})
     return out
 
 
@@ -233,7 +234,8 @@ def match(diff):
 
 
 def print_profile(title, profile, dispatch_ms=None):
-    print(f"\n{title} (ExecutionPlan.execute(profile=...), mean of {profile['runs']} runs)")
+    print(f"\n{title} (ExecutionPlan.execute(profile=...), mean of {profile['runs']} runs after the same "
+          "warm-up)")
     total = profile["total_ms"]
     rows = [(name, str(profile["counts"].get(name, "")), f"{ms:.2f}", f"{100 * ms / total:.1f}%")
             for name, ms in sorted(profile["steps"].items(), key=lambda kv: -kv[1])]
@@ -291,7 +293,7 @@ def main(argv=None) -> int:
                       file=sys.stderr, flush=True)
                 host[key] = asyncio.run(host_bench(p, warmup, measure, min_runs))
             from op_profile import profile_model
-            host_profile = asyncio.run(profile_model(profile, profile_runs))
+            host_profile = asyncio.run(profile_model(profile, profile_runs, warmup))
         browser = None
         if not args.skip_browser:
             browser = browser_bench(prepared, directory, warmup, measure, min_runs, profile, profile_runs)
