@@ -144,18 +144,24 @@ async function release() {
 
 // The per-operator breakdown runs bench/op_profile.py in a Pyodide instance of this
 // page's own (the polyfill keeps its instance private), from the same runtime files.
-let profiler = null;
-async function profileInPyodide({name, runs, warmup}) {
-  if (!profiler) {
+let profilerPromise = null;
+function startProfiler() {
+  profilerPromise ??= (async () => {
     const {loadPyodide} = await import("/pyodide/pyodide.mjs");
-    profiler = await loadPyodide({indexURL: new URL("/pyodide/", location.href).href});
-    await profiler.loadPackage(["numpy", "webnn-py"], {messageCallback: () => {}});
-    profiler.FS.mkdirTree("/bench");
+    const py = await loadPyodide({indexURL: new URL("/pyodide/", location.href).href});
+    await py.loadPackage(["numpy", "webnn-py"], {messageCallback: () => {}});
+    py.FS.mkdirTree("/bench");
     for (const file of ["models.py", "op_profile.py"]) {
-      profiler.FS.writeFile(`/bench/${file}`, await (await fetch(`/${file}`)).text());
+      py.FS.writeFile(`/bench/${file}`, await (await fetch(`/${file}`)).text());
     }
-    profiler.runPython("import sys; sys.path.insert(0, '/bench')");
-  }
+    py.runPython("import sys; sys.path.insert(0, '/bench')");
+    return py;
+  })();
+  return profilerPromise;
+}
+
+async function profileInPyodide({name, runs, warmup}) {
+  const profiler = await startProfiler();
   profiler.globals.set("bench_args", JSON.stringify({name, runs, warmup}));
   return JSON.parse(await profiler.runPythonAsync(`
 import json
@@ -165,7 +171,7 @@ json.dumps(await profile_model(_a["name"], _a["runs"], _a["warmup"]))
 `));
 }
 
-Object.assign(self, {setupWebnn, setupOrt, warmUp, timeRuns, release, profileInPyodide});
+Object.assign(self, {setupWebnn, setupOrt, warmUp, timeRuns, release, startProfiler, profileInPyodide});
 
 // The cold-start path: build and run the first model as soon as the page can.
 if (params.get("webnn") === "1" && params.get("first")) {

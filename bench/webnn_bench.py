@@ -156,7 +156,7 @@ async def host_bench(prepared: Prepared, warmup: float, measure: float, min_runs
 # -- browser ------------------------------------------------------------------------------------
 
 def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float, measure: float,
-                  min_runs: int, profile: str | None, profile_runs: int) -> dict:
+                  min_runs: int, profile: str | None, profile_runs: int, quick: bool = False) -> dict:
     from webnn_py.serve import PolyfillServer
     from wpt_runner.chromium import launch_chromium
 
@@ -183,6 +183,9 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
         out["cold"] = {k: v for k, v in cold.items() if k != "output"}
         out["isolated"] = webnn_page.evaluate("self.crossOriginIsolated")
         ort2_page = open_page("threads=2")
+        if profile and quick:
+            # A smoke run's timings mean nothing: boot the profiling Pyodide while they run.
+            ort2_page.evaluate("() => { startProfiler(); }")
         sides = {"webnn-py": (webnn_page, "webnn"), "ORT-wasm 1T": (webnn_page, "ort"),
                  "ORT-wasm 2T": (ort2_page, "ort")}
         for key in keys:
@@ -296,7 +299,8 @@ def main(argv=None) -> int:
             host_profile = asyncio.run(profile_model(profile, profile_runs, warmup))
         browser = None
         if not args.skip_browser:
-            browser = browser_bench(prepared, directory, warmup, measure, min_runs, profile, profile_runs)
+            browser = browser_bench(prepared, directory, warmup, measure, min_runs, profile, profile_runs,
+                                    args.quick)
 
     settings = f"warm-up ≥{warmup:g} s per side, then {measure:g} s of alternating runs"
     print(f"machine: {os.cpu_count()} CPUs, 1-minute load average {load_before:.1f} at the start and "
