@@ -1,6 +1,9 @@
 """Matrix products: matmul (§8.9.35) and gemm (§8.9.24)."""
 from __future__ import annotations
 
+import sys
+import time
+
 import numpy as np
 
 from ..base.casting import cast_number
@@ -11,32 +14,36 @@ from .registry import FLOAT, BuildContext, compute_type, register
 
 # -- the matrix product the other kernels share ---------------------------------------------
 
+_EMSCRIPTEN = sys.platform == "emscripten"
+_SGEMM = None                  # scipy.linalg.blas.sgemm once importable (Pyodide only)
+_SGEMM_NEXT_TRY = 0.0
+
+
 def _blas_sgemm():
     """scipy's BLAS sgemm where it beats numpy's matmul: in Pyodide, numpy is built
     without BLAS (~1.5 GFLOP/s for float32 512x512) and scipy's OpenBLAS reaches
-    ~4.8. On CPython numpy's matmul already calls BLAS. scipy is optional: if the
-    page did not load it, numpy's matmul serves."""
-    import sys
-    if sys.platform != "emscripten":
-        return None
-    try:
-        from scipy.linalg.blas import sgemm
-    except ImportError:
-        return None
-    return sgemm
-
-
-_SGEMM = _blas_sgemm()
+    ~4.8. On CPython numpy's matmul already calls BLAS. scipy is optional: a page
+    may load it after boot (Pyodide's loadPackage is asynchronous), so a failed
+    import is retried, at most once a second, until it succeeds."""
+    global _SGEMM, _SGEMM_NEXT_TRY
+    if _SGEMM is None and _EMSCRIPTEN and time.monotonic() >= _SGEMM_NEXT_TRY:
+        try:
+            from scipy.linalg.blas import sgemm
+            _SGEMM = sgemm
+        except ImportError:
+            _SGEMM_NEXT_TRY = time.monotonic() + 1.0
+    return _SGEMM
 
 
 def gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a @ b for 2-D arrays, as a fresh C-contiguous array. For float32 with scipy's
     BLAS, C = A B is computed as C^T = B^T A^T: the transposes of C-contiguous
     arrays are Fortran-contiguous, which is what BLAS takes without copies."""
-    if _SGEMM is not None and a.dtype == np.float32 and b.dtype == np.float32 and a.size and b.size:
+    sgemm = _SGEMM if _SGEMM is not None or not _EMSCRIPTEN else _blas_sgemm()
+    if sgemm is not None and a.dtype == np.float32 and b.dtype == np.float32 and a.size and b.size:
         a = np.ascontiguousarray(a)
         b = np.ascontiguousarray(b)
-        return _SGEMM(1.0, b.T, a.T).T
+        return sgemm(1.0, b.T, a.T).T
     return np.matmul(a, b)
 
 
