@@ -30,6 +30,10 @@ def fold_constants(order: list[Node], outputs: Mapping[str, Value]) -> tuple[dic
         return value.constant if value.is_constant else known.get(id(value))
 
     for node in order:
+        if node.kind == "loop":
+            # A loop of constants could run up to maxIterations times inside build();
+            # it runs at dispatch, where a runaway loop is reported as such.
+            continue
         arrays = [None if v is None else constant(v) for v in node.inputs]
         if any(a is None for v, a in zip(node.inputs, arrays) if v is not None):
             continue
