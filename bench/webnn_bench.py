@@ -165,10 +165,12 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
     with PolyfillServer(root=BENCH, mounts={"/ort/": ORT_DIST, "/models/": directory}, headers=COI_HEADERS) as server, \
             launch_chromium() as browser:
         errors: list[str] = []
+        shim_messages: list[str] = []
 
         def open_page(query: str):
             page = browser.new_page()
             page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("console", lambda m: shim_messages.append(m.text) if m.text.startswith("webnn-py:") else None)
             page.goto(f"{server.url}/webnn_bench.html?{query}")
             page.wait_for_function("self.benchReady === true", timeout=300_000, polling=100)
             if errors:
@@ -181,6 +183,7 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
         if "error" in cold:
             raise SystemExit(f"webnn-py failed in the page: {cold['error']}")
         out["cold"] = {k: v for k, v in cold.items() if k != "output"}
+        out["shim"] = list(shim_messages)      # e.g. its "Python runtime ready in N s"
         out["isolated"] = webnn_page.evaluate("self.crossOriginIsolated")
         ort2_page = open_page("threads=2")
         if profile and quick:
@@ -327,7 +330,8 @@ def main(argv=None) -> int:
         print(f"\nCold start ({first}, fresh profile, local assets; ms since navigation start): "
               f"createContext() resolved at {cold['contextResolvedAt']:.0f}; model fetched "
               f"{cold['fetchMs']:.0f}, builder calls replayed {cold['replayMs']:.0f}, build() {cold['buildMs']:.0f}, "
-              f"first dispatch→readTensor {cold['firstRunMs']:.0f}; first result at {cold['firstResultAt']:.0f}")
+              f"first dispatch→readTensor {cold['firstRunMs']:.0f}; first result at {cold['firstResultAt']:.0f}"
+              + (f" (the shim: {'; '.join(browser['shim'])})" if browser["shim"] else ""))
         if "profile" in browser:
             print_profile(f"Per-operator breakdown, {profile}, in Chromium (Pyodide)", browser["profile"],
                           median_ms(browser["models"][profile]["times"]["webnn-py"])
