@@ -121,7 +121,6 @@ def _gelu(x):
     # negative x, 1 + erf(x / sqrt(2)) cancels to nothing; it equals erfc(|x| / sqrt(2)),
     # which erfc_nonnegative computes to full relative precision; for x >= 0 it is
     # 2 - erfc(x / sqrt(2)). One erfc evaluation serves both signs.
-    # (erfc_nonnegative gives 0 for NaN; the product with x makes it NaN again.)
     x64 = x.astype(np.float64)
     z = np.abs(x64)
     z *= 1 / math.sqrt(2.0)
