@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 from . import expectations as expectations_mod
@@ -101,7 +102,7 @@ def run_command(args) -> int:
 
 def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
     from .runner import Runner
-    from .server import WptServer
+    from .server import WptServer, frame_init_script
 
     polyfill_url = args.polyfill_url or DEFAULT_POLYFILL_URL
     if not args.polyfill_url and not args.no_polyfill:
@@ -122,9 +123,13 @@ def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
             expected.apply(result)
             progress.report(result)
 
+        frame_script = None
+        if settings.inject_polyfill:
+            absolute = urllib.parse.urljoin(server.url + "/", polyfill_url)
+            frame_script = frame_init_script(absolute, external=bool(args.polyfill_url))
         runner = Runner(server.url, jobs=jobs, timeout_multiplier=args.timeout_multiplier,
                         chromium_args=args.chromium_arg, allow_test_crash=bool(os.environ.get(TEST_CRASH_ENV)),
-                        on_result=on_result)
+                        on_result=on_result, frame_script=frame_script)
         results = runner.run(tests)
     time_end = int(time.time() * 1000)
     for result in skipped:

@@ -59,7 +59,7 @@ def _subtest(data: dict) -> SubtestResult:
 class Runner:
     def __init__(self, base_url: str, jobs: int = 1, timeout_multiplier: float = 1.0,
                  chromium_args: list[str] | None = None, allow_test_crash: bool = False,
-                 on_result: Callable[[TestResult], None] | None = None):
+                 on_result: Callable[[TestResult], None] | None = None, frame_script: str | None = None):
         self.base_url = base_url.rstrip("/")
         self.jobs = max(1, jobs)
         self.timeout_multiplier = timeout_multiplier
@@ -68,6 +68,9 @@ class Runner:
         # since no page script can crash Chromium on purpose.
         self.allow_test_crash = allow_test_crash
         self.on_result = on_result or (lambda result: None)
+        # Run in every frame of every test (server.frame_init_script): the polyfill for the
+        # about:blank frames a test creates, which the server never serves.
+        self.frame_script = frame_script
         self.browser_version: str | None = None
 
     def run(self, tests: list[TestItem]) -> list[TestResult]:
@@ -105,6 +108,8 @@ class Runner:
         try:
             browser = await holder.get()
             context = await browser.new_context()
+            if self.frame_script:
+                await context.add_init_script(self.frame_script)
             main: list = []   # the test's own page; popups it opens have hooks too, and must not report
 
             def report(source, payload):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import mimetypes
 import re
 import threading
@@ -48,6 +49,29 @@ def _cached_runtime_file(path: str, mtime: float) -> bytes:
 def _polyfill_source() -> bytes:
     from webnn_py.serve import polyfill_source
     return polyfill_source()
+
+
+def frame_init_script(polyfill_url: str, external: bool) -> str:
+    """A browser-context init script giving the polyfill to the frames a test makes by
+    script (`about:blank`, `about:srcdoc`): they are windows too, and with a native WebNN
+    `iframe.contentWindow.navigator.ml` exists as soon as the frame does (WPT's
+    detached-iframe tests use it at once), but the server never sees such a document.
+    Chromium runs init scripts in them synchronously, before the test's next statement.
+    `polyfill_url` must be absolute: an about:blank frame has no URL of its own for the
+    shim to find its runtime from. `external`: the source is fetched from that URL
+    (--polyfill-url) rather than taken from webnn_py. `lazy` keeps a frame that never
+    calls createContext() from booting Python."""
+    if external:
+        import urllib.request
+        with urllib.request.urlopen(polyfill_url, timeout=30) as response:
+            source = response.read().decode("utf-8")
+    else:
+        source = _polyfill_source().decode("utf-8")
+    config = json.dumps({"baseURL": polyfill_url, "lazy": True})
+    return ("(function () {\n"
+            "  if (self === self.top || !/^about:(blank|srcdoc)$/.test(location.href)) return;\n"
+            f"  self.webnnPolyfillConfig = Object.assign({config}, self.webnnPolyfillConfig);\n"
+            f"{source}\n}})();\n")
 
 
 def _runtime_dir() -> Path:

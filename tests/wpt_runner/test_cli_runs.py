@@ -171,6 +171,13 @@ def test_polyfill_computes_in_every_global(runs):
         assert set(subtests(result).values()) == {"PASS"}, show(result)
 
 
+def test_script_created_frame_gets_the_polyfill(runs):
+    # About:blank frames never reach the server; the runner's init script covers them.
+    result = by_test(runs["main"]["report"])["/webnn/script-frame.https.window.html"]
+    assert result["status"] == "OK", show(result)
+    assert subtests(result) == {"about:blank frame created by script": "PASS"}, show(result)
+
+
 def test_summary_table_per_directory(runs):
     stdout = runs["main"]["stdout"]
     for directory in ("/runner/", "/webnn/", "/webnn/conformance_tests/", "/webnn/validation_tests/", "total"):

@@ -41,6 +41,7 @@ def test_default_path_is_webnn(wpt_root):
         "/webnn/conformance_tests/add.https.any.html?cpu",
         "/webnn/conformance_tests/add.https.any.html?cpu&tc=add%20float32%202D%20broadcast",
         "/webnn/conformance_tests/add.https.any.html?gpu",
+        "/webnn/script-frame.https.window.html",
         "/webnn/validation_tests/add.https.any.html?cpu",
     ]
 
