@@ -67,8 +67,10 @@ def _run(browser, query, kind, a, b, click=True):
     return facts, console
 
 
-def test_matmul_chain_keeps_the_page_responsive(browser):
-    facts, console = _run(browser, "", "matmul", N, STEPS)
+# The default (scheduler.postTask), and Pyodide's postMessage tasks (browsers without scheduler).
+@pytest.mark.parametrize("query", ["", "?post=pyodide"])
+def test_matmul_chain_keeps_the_page_responsive(browser, query):
+    facts, console = _run(browser, query, "matmul", N, STEPS)
     expected = _matmul_expected()
     assert facts["length"] == N * N
     assert facts["head"] == expected[:8].tolist() and facts["tail"] == expected[-8:].tolist()
