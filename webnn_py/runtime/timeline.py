@@ -102,10 +102,10 @@ class Timeline:
             try:
                 if self._current is None:
                     step = run()
-                    if not isinstance(step, GeneratorType):
-                        continue
-                    self._current = step
-                next(self._current)
+                    if isinstance(step, GeneratorType):
+                        self._current = step
+                if self._current is not None:
+                    next(self._current)
             except StopIteration:
                 self._current = None
             except Exception:  # noqa: BLE001
