@@ -155,6 +155,17 @@ async def host_bench(prepared: Prepared, warmup: float, measure: float, min_runs
 
 # -- browser ------------------------------------------------------------------------------------
 
+def _quiet_disconnects(httpd) -> None:
+    """Chromium may drop a connection mid-response (a cancelled or repeated fetch); that is not
+    an error worth a traceback in the benchmark's output. Anything else is still reported."""
+    default = httpd.handle_error
+
+    def handle_error(request, client_address):
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            default(request, client_address)
+    httpd.handle_error = handle_error
+
+
 def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float, measure: float,
                   min_runs: int, profile: str | None, profile_runs: int, quick: bool = False) -> dict:
     from webnn_py.serve import PolyfillServer
@@ -164,6 +175,7 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
     out: dict = {"models": {}}
     with PolyfillServer(root=BENCH, mounts={"/ort/": ORT_DIST, "/models/": directory}, headers=COI_HEADERS) as server, \
             launch_chromium() as browser:
+        _quiet_disconnects(server.httpd)
         errors: list[str] = []
         shim_messages: list[str] = []
 
