@@ -61,7 +61,8 @@ def _run(browser, query, kind, a, b, click=True):
             page.click("#b")
         facts = page.evaluate("window.run")
         print(f"{kind}{query}: " + "{ms:.0f} ms, {ticks} ticks, gaps: p90 {p90GapMs:.1f} ms, max {maxGapMs:.1f} ms, {frames} frames, "
-              "{clicksDuringRun} clicks".format(**facts))
+              "{clicksDuringRun} clicks; before it, scipy's one-time import froze the page for {warmUpFreezeMs:.0f} ms"
+              .format(**facts))
     finally:
         page.close()
     return facts, console
