@@ -1,0 +1,143 @@
+"""The C kernels (the source of kernels.wasm, built natively) against independent
+references: float64 numpy products and torch's conv2d. Float tolerances are tight
+(the sums differ only in rounding order); results on small integers are exact."""
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+RNG = np.random.default_rng(20261122)
+
+
+def reference_gemm(a, b, bias_m=None, bias_n=None, clamp=None):
+    y = a.astype(np.float64) @ b.astype(np.float64)
+    if bias_m is not None:
+        y += bias_m[:, None]
+    if bias_n is not None:
+        y += bias_n
+    if clamp is not None:
+        y = np.clip(y, *clamp)
+    return y
+
+
+def assert_close(actual, a, b, expected):
+    assert actual.dtype == np.float32 and actual.shape == expected.shape
+    # Rounding of a k-term float32 sum: a few ulps of the sum of |products|.
+    scale = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)) + 1
+    bound = 4 * max(1, a.shape[1]) * np.finfo(np.float32).eps * scale
+    assert np.all(np.abs(actual - expected) <= bound), np.max(np.abs(actual - expected) / bound)
+
+
+SHAPES = [(1, 1, 1), (1, 8, 1), (4, 8, 3), (5, 9, 7), (3, 4, 2), (7, 3, 5), (64, 64, 64), (65, 67, 33),
+          (130, 12, 200), (2, 131, 1), (129, 17, 0), (0, 5, 3), (6, 0, 4), (11, 1000, 19), (200, 24, 16)]
+
+
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_gemm_shapes(native, m, n, k):
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    assert_close(native.gemm(a, b), a, b, reference_gemm(a, b))
+
+
+@pytest.mark.parametrize("m,n,k", [(5, 9, 7), (64, 40, 33), (3, 17, 128)])
+def test_gemm_strided_operands(native, m, n, k):
+    # A transposed (column stride > 1), B a slice of wider rows, A a strided row slice.
+    at = RNG.standard_normal((k, m)).astype(np.float32)
+    wide = RNG.standard_normal((k, n + 5)).astype(np.float32)
+    b = wide[:, 2:2 + n]
+    assert_close(native.gemm(at.T, b), at.T, b, reference_gemm(at.T, b))
+    rows = RNG.standard_normal((2 * m, k + 3)).astype(np.float32)
+    a = rows[::2, 1:1 + k]
+    assert_close(native.gemm(a, b), a, b, reference_gemm(a, b))
+    # A negatively strided operand is copied, never read backwards.
+    assert_close(native.gemm(a[::-1], b), a[::-1], b, reference_gemm(a[::-1], b))
+
+
+@pytest.mark.parametrize("m,n,k", [(9, 13, 6), (4, 8, 5), (67, 20, 3)])
+@pytest.mark.parametrize("clamp", [None, (0.0, np.inf), (0.0, 6.0), (-1.5, 0.25)])
+def test_gemm_epilogue(native, m, n, k, clamp):
+    a = RNG.standard_normal((m, k)).astype(np.float32) * 3
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    bias_m = RNG.standard_normal(m).astype(np.float32)
+    bias_n = RNG.standard_normal(n).astype(np.float32)
+    for bm, bn in ((None, bias_n), (bias_m, None), (bias_m, bias_n)):
+        got = native.gemm(a, b, bias_m=bm, bias_n=bn, clamp=clamp)
+        assert_close(got, a, b, reference_gemm(a, b, bm, bn, clamp))
+        if clamp is not None:
+            assert got.min() >= clamp[0] and got.max() <= clamp[1]
+
+
+def test_gemm_integers_exact_and_special_values(native):
+    a = RNG.integers(-8, 9, (23, 31)).astype(np.float32)
+    b = RNG.integers(-8, 9, (31, 19)).astype(np.float32)
+    np.testing.assert_array_equal(native.gemm(a, b), (a.astype(np.int64) @ b.astype(np.int64)).astype(np.float32))
+    # IEEE: inf * 0 is NaN, NaN propagates through the sum and through the clamp.
+    a = np.ones((5, 3), np.float32)
+    b = np.ones((3, 9), np.float32)
+    a[1, 0], b[0, 2], a[3, 1] = np.inf, 0.0, np.nan
+    got = native.gemm(a, b, clamp=(0.0, 6.0))
+    assert np.isnan(got[1, 2]) and np.isnan(got[3]).all()
+    assert got[0, 0] == 3.0 and got[1, 0] == 6.0
+    got = native.gemm(a, b)
+    assert got[1, 0] == np.inf
+
+
+def test_gemm_writes_only_its_output(native):
+    a = RNG.standard_normal((6, 5)).astype(np.float32)
+    b = RNG.standard_normal((5, 10)).astype(np.float32)
+    guard = np.full(6 * 10 + 16, 7.0, np.float32)
+    out = guard[8:8 + 60].reshape(6, 10)
+    native.gemm(a, b, out=out)
+    assert (guard[:8] == 7).all() and (guard[-8:] == 7).all()
+    assert_close(out, a, b, reference_gemm(a, b))
+
+
+def reference_depthwise(x, w_hwc, bias, strides, dilations, pads, clamp):
+    """torch (float64) conv2d with groups = channels; pads = (top, bottom, left, right)."""
+    xt = torch.from_numpy(x.astype(np.float64)).permute(0, 3, 1, 2)
+    xt = torch.nn.functional.pad(xt, (pads[2], pads[3], pads[0], pads[1]))
+    wt = torch.from_numpy(w_hwc.astype(np.float64)).permute(2, 0, 1).unsqueeze(1)
+    bt = None if bias is None else torch.from_numpy(bias.astype(np.float64))
+    y = torch.nn.functional.conv2d(xt, wt, bt, stride=strides, dilation=dilations, groups=x.shape[3])
+    y = y.permute(0, 2, 3, 1).numpy()
+    return np.clip(y, *clamp) if clamp is not None else y
+
+
+def out_size(size, k, d, s, p0, p1):
+    return (size + p0 + p1 - ((k - 1) * d + 1)) // s + 1
+
+
+DEPTHWISE = list(itertools.product(
+    [(1, 7, 9, 16), (2, 5, 6, 3), (1, 12, 11, 36), (1, 4, 4, 1), (1, 9, 8, 21)],   # n, h, w, c
+    [(3, 3), (1, 1), (5, 5), (2, 3)],                                             # kh, kw
+    [((1, 1), (1, 1), (1, 1, 1, 1)), ((2, 2), (1, 1), (0, 1, 0, 1)), ((1, 2), (2, 1), (2, 2, 1, 3)),
+     ((3, 1), (1, 2), (0, 0, 0, 0)), ((1, 1), (1, 1), (4, 0, 3, 5))],             # strides, dilations, pads
+))
+
+
+@pytest.mark.parametrize("shape,kernel,geometry", DEPTHWISE)
+def test_depthwise_against_torch(native, shape, kernel, geometry):
+    strides, dilations, pads = geometry
+    n, h, w, c = shape
+    kh, kw = kernel
+    oh = out_size(h, kh, dilations[0], strides[0], pads[0], pads[1])
+    ow = out_size(w, kw, dilations[1], strides[1], pads[2], pads[3])
+    if oh < 1 or ow < 1:
+        pytest.skip("no output for this geometry")
+    x = RNG.standard_normal(shape).astype(np.float32)
+    f = RNG.standard_normal((kh, kw, c)).astype(np.float32)
+    bias = RNG.standard_normal(c).astype(np.float32)
+    for b, clamp in ((None, None), (bias, (0.0, 6.0)), (bias, None)):
+        got = native.depthwise_nhwc(x, f, b, (oh, ow), strides, dilations, (pads[0], pads[2]), clamp)
+        want = reference_depthwise(x, f, b, strides, dilations, pads, clamp)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * kh * kw)
+
+
+def test_depthwise_integers_exact(native):
+    x = RNG.integers(-4, 5, (1, 10, 10, 20)).astype(np.float32)
+    f = RNG.integers(-4, 5, (3, 3, 20)).astype(np.float32)
+    bias = RNG.integers(-4, 5, 20).astype(np.float32)
+    got = native.depthwise_nhwc(x, f, bias, (5, 5), (2, 2), (1, 1), (1, 1))
+    want = reference_depthwise(x, f, bias, (2, 2), (1, 1), (1, 0, 1, 0), None)
+    np.testing.assert_array_equal(got, want.astype(np.float32))

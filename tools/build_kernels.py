@@ -1,0 +1,143 @@
+"""Build webnn_py's C kernels (webnn_py/kernels/wasm/*.c).
+
+  * webnn_py/kernels/wasm/kernels.wasm: clang --target=wasm32 -msimd128 -O3, linked
+    with --import-memory so that Pyodide instantiates it on its own WebAssembly.Memory
+    (the numpy buffers' memory). A build artifact (gitignored) that the wheel ships as
+    package data (pyproject.toml's hatch artifacts), so this runs before the wheel.
+  * build/kernels/libwebnn_kernels.so: the same source for the host, used only by
+    tests/kernels (through ctypes) to check the kernels against numpy/torch.
+
+The wasm module must not use Pyodide's memory for itself: the source has no static
+data and no stack, and this script checks both (no data segment, no reference to
+__stack_pointer in the generated code). Idempotent: a stamp with the hash of the
+sources and flags skips the work when nothing changed.
+
+  python tools/build_kernels.py [--force] [--native-only]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_DIR = ROOT / "webnn_py" / "kernels" / "wasm"
+WASM = SOURCE_DIR / "kernels.wasm"
+NATIVE = ROOT / "build" / "kernels" / "libwebnn_kernels.so"
+STAMP = ROOT / "build" / "kernels" / ".stamp"
+
+COMMON = ["-O3", "-std=c11", "-Wall", "-Werror", "-ffreestanding", "-fno-builtin", "-fno-math-errno"]
+WASM_FLAGS = ["--target=wasm32", "-msimd128", "-nostdlib", "-fvisibility=hidden",
+              # wasm-ld refuses undefined symbols by default: no libc function can slip in
+              # as an import that nobody provides.
+              "-Wl,--no-entry", "-Wl,--import-memory", "-Wl,--export-dynamic"]
+NATIVE_FLAGS = ["-shared", "-fPIC", "-fvisibility=hidden"]
+
+
+class BuildError(Exception):
+    pass
+
+
+def sources() -> list[Path]:
+    return sorted(SOURCE_DIR.glob("*.c"))
+
+
+def inputs_hash(clang: str) -> str:
+    h = hashlib.sha256()
+    h.update(" ".join(COMMON + WASM_FLAGS + NATIVE_FLAGS).encode())
+    h.update(subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.encode())
+    for path in sources():
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def run(cmd: list[str]) -> str:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"{' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+    return proc.stdout
+
+
+def check_no_memory_of_its_own(clang: str) -> None:
+    """The wasm code must neither keep data in Pyodide's memory nor move the stack."""
+    for src in sources():
+        asm = run([clang, *COMMON, "--target=wasm32", "-msimd128", "-fvisibility=hidden", "-S", "-o", "-",
+                   str(src)])
+        if "__stack_pointer" in asm:
+            raise BuildError(f"{src.name}: the wasm code uses the stack (__stack_pointer); "
+                             "it would write into Pyodide's memory")
+        for line in asm.splitlines():
+            if line.strip().startswith(".section") and (".data" in line or ".bss" in line or ".rodata" in line):
+                raise BuildError(f"{src.name}: static data ({line.strip()}) would live in Pyodide's memory")
+
+
+def wasm_has_data_segment(path: Path) -> bool:
+    """Whether a wasm binary has a data section (id 11): it must not."""
+    data = path.read_bytes()
+    pos = 8
+    while pos < len(data):
+        section = data[pos]
+        pos += 1
+        size = shift = 0
+        while True:
+            byte = data[pos]
+            pos += 1
+            size |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        if section == 11:
+            return True
+        pos += size
+    return False
+
+
+def build(force: bool = False, native_only: bool = False) -> str:
+    clang = shutil.which("clang")
+    if clang is None:
+        raise BuildError("clang not found (./dev setup installs clang and lld)")
+    want = inputs_hash(clang)
+    targets = [NATIVE] if native_only else [NATIVE, WASM]
+    if not force and STAMP.is_file() and STAMP.read_text() == want and all(t.is_file() for t in targets):
+        return "unchanged"
+    NATIVE.parent.mkdir(parents=True, exist_ok=True)
+    srcs = [str(p) for p in sources()]
+    run([clang, *COMMON, *NATIVE_FLAGS, "-o", str(NATIVE), *srcs])
+    if native_only:
+        return "native built"
+    if shutil.which("wasm-ld") is None:
+        raise BuildError("wasm-ld not found (Debian's lld package provides it)")
+    check_no_memory_of_its_own(clang)
+    tmp = WASM.with_suffix(".wasm.tmp")
+    run([clang, *COMMON, *WASM_FLAGS, "-o", str(tmp), *srcs])
+    if wasm_has_data_segment(tmp):
+        tmp.unlink()
+        raise BuildError("kernels.wasm has a data segment; it would overwrite Pyodide's memory")
+    tmp.replace(WASM)
+    STAMP.write_text(want)
+    return "built"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--force", action="store_true")
+    parser.add_argument("--native-only", action="store_true")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        state = build(args.force, args.native_only)
+    except BuildError as e:
+        print(f"[setup] ERROR: kernels: {e}", file=sys.stderr)
+        return 1
+    size = WASM.stat().st_size if WASM.is_file() else 0
+    print(f"[setup] kernels: {WASM.relative_to(ROOT)} ({size} bytes) + {NATIVE.relative_to(ROOT)} "
+          f"({state}) ({time.perf_counter() - t0:.1f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

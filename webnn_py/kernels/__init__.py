@@ -1,0 +1,135 @@
+"""Compiled float32 kernels (C in kernels/wasm/, see tools/build_kernels.py).
+
+In Pyodide, `available()` gives them as WebAssembly SIMD code instantiated on
+Pyodide's own WebAssembly.Memory, so they read and write numpy buffers in place
+(a pointer is the buffer's address). On the host the numpy/BLAS paths stay
+(numpy's matmul already calls an optimised BLAS there); tests/kernels loads the
+same C source as a native library to check it.
+
+A missing or broken kernels.wasm never breaks anything: it is logged once as a
+warning and the numpy paths serve.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from importlib import resources
+
+import numpy as np
+
+_log = logging.getLogger("webnn_py")
+_F32 = np.dtype(np.float32)
+
+_loaded: "Kernels | None" = None
+_tried = False
+
+
+class Kernels:
+    """numpy-level calls of the two C entry points (a wasm instance's exports or a
+    ctypes library: anything whose sgemm/depthwise_nhwc take ints and floats)."""
+
+    def __init__(self, sgemm, depthwise_nhwc, name: str):
+        self._sgemm = sgemm
+        self._depthwise = depthwise_nhwc
+        self.name = name
+
+    @staticmethod
+    def _ptr(array) -> int:
+        return 0 if array is None else array.__array_interface__["data"][0]
+
+    def gemm(self, a: np.ndarray, b: np.ndarray, bias_m=None, bias_n=None, clamp=None,
+             out: np.ndarray | None = None) -> np.ndarray:
+        """a @ b (+ bias_m[:, None]) (+ bias_n) then clip to clamp=(lo, hi), float32,
+        2-D. a may be any float32 view with element strides (a transpose is not
+        copied); b needs contiguous rows. The result is a fresh C-contiguous array
+        unless `out` (C-contiguous, [m, n]) is given."""
+        m, k = a.shape
+        n = b.shape[1]
+        if a.strides[0] % 4 or a.strides[1] % 4 or a.strides[0] < 0 or a.strides[1] < 0:
+            a = np.ascontiguousarray(a)
+        if b.strides[1] != 4 or b.strides[0] % 4 or b.strides[0] < 0:
+            b = np.ascontiguousarray(b)
+        if out is None:
+            out = np.empty((m, n), _F32)
+        lo, hi = clamp if clamp is not None else (0.0, 0.0)
+        if m and n:
+            self._sgemm(m, n, k, self._ptr(a), a.strides[0] // 4, a.strides[1] // 4,
+                        self._ptr(b), b.strides[0] // 4, self._ptr(out), n,
+                        self._ptr(bias_m), self._ptr(bias_n), int(clamp is not None), float(lo), float(hi))
+        return out
+
+    def depthwise_nhwc(self, x: np.ndarray, filter_hwc: np.ndarray, bias, out_hw, strides, dilations,
+                       pads_begin, clamp=None) -> np.ndarray:
+        """§8.9.10 depthwise conv2d on a C-contiguous NHWC float32 input with a
+        [kh, kw, channels] filter; (pt, pl) begin padding, the end implied by out_hw."""
+        n, h, w, c = x.shape
+        kh, kw, _ = filter_hwc.shape
+        oh, ow = out_hw
+        out = np.empty((n, oh, ow, c), _F32)
+        lo, hi = clamp if clamp is not None else (0.0, 0.0)
+        if out.size:
+            self._depthwise(n, h, w, c, self._ptr(x), self._ptr(filter_hwc), kh, kw, self._ptr(bias),
+                            self._ptr(out), oh, ow, strides[0], strides[1], dilations[0], dilations[1],
+                            pads_begin[0], pads_begin[1], int(clamp is not None), float(lo), float(hi))
+        return out
+
+
+def available() -> Kernels | None:
+    """The wasm kernels in Pyodide (instantiated at the first call), else None."""
+    if _loaded is not None or _tried:
+        return _loaded
+    if sys.platform != "emscripten":
+        return None
+    _load_wasm()
+    return _loaded
+
+
+def _load_wasm() -> None:
+    global _tried, _loaded
+    _tried = True
+    try:
+        wasm = (resources.files(__name__) / "wasm" / "kernels.wasm").read_bytes()
+    except (OSError, FileNotFoundError) as e:
+        _log.warning("webnn-py: no kernels.wasm in the package (%s); using the numpy kernels", e)
+        return
+    try:
+        import js  # type: ignore[import-not-found]
+        import pyodide_js  # type: ignore[import-not-found]
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]
+        # Pyodide's WebAssembly.Memory: the main module's exports as its dynamic
+        # linker keeps them (Emscripten's LDSO, where side modules find `memory`).
+        memory = pyodide_js._module.LDSO.loadedLibsByName["__main__"].exports.memory
+        if memory is None or memory.buffer.byteLength != pyodide_js._module.HEAPU8.buffer.byteLength:
+            raise RuntimeError("Pyodide's WebAssembly.Memory was not found")
+        module_bytes = to_js(wasm)
+        imports = to_js({"env": {"memory": memory}}, dict_converter=js.Object.fromEntries)
+    except Exception as e:  # noqa: BLE001 - any failure means: numpy kernels
+        _log.warning("webnn-py: cannot reach Pyodide's memory for kernels.wasm (%s); using the numpy kernels", e)
+        return
+    try:
+        # Synchronous compile: 9 KB, well under what browsers allow on a page's main thread.
+        instance = js.WebAssembly.Instance.new(js.WebAssembly.Module.new(module_bytes), imports)
+    except Exception as e:  # noqa: BLE001
+        _compile_later(js, module_bytes, imports, e)
+        return
+    _loaded = _from_exports(instance.exports)
+
+
+def _from_exports(exports) -> Kernels:
+    return Kernels(exports.sgemm, exports.depthwise_nhwc, "wasm")
+
+
+def _compile_later(js, module_bytes, imports, error) -> None:
+    """A browser that refuses to compile synchronously here: compile asynchronously and
+    switch to the kernels when it is done; the numpy kernels serve until then."""
+    from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
+
+    def done(result):
+        global _loaded
+        _loaded = _from_exports(result.instance.exports)
+
+    def failed(reason):
+        _log.warning("webnn-py: kernels.wasm failed to load (%s, then %s); using the numpy kernels",
+                     error, reason)
+
+    js.WebAssembly.instantiate(module_bytes, imports).then(create_proxy(done), create_proxy(failed))

@@ -1,0 +1,208 @@
+/* float32 kernels for webnn_py, compiled twice from this one source:
+ *   - for wasm32 with -msimd128 (tools/build_kernels.py), loaded by Pyodide into its own
+ *     WebAssembly.Memory (imported), so every pointer is a numpy buffer's address;
+ *   - natively (same file), only so that tests/kernels can check it against numpy/torch.
+ *
+ * Rules this file keeps so that it can share Pyodide's memory safely:
+ *   - no static or global data (nothing of ours lives in the shared memory);
+ *   - no stack: no arrays or address-taken locals, no calls that are not inlined, so
+ *     clang never touches __stack_pointer (the build checks the assembly for it).
+ *     Register blocks are therefore written out as separate vector variables.
+ *   - no libc (no memset/memcpy/expf): the build links with -nostdlib and fails on any
+ *     undefined symbol.
+ * Vectors are GCC/clang vector extensions: SIMD128 f32x4 on wasm, SSE natively.
+ */
+#include <stdint.h>
+
+typedef float v4 __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+/* The same vector with 4-byte alignment: numpy buffers are only float-aligned. */
+typedef float v4u __attribute__((vector_size(16), aligned(4)));
+
+#define EXPORT __attribute__((visibility("default")))
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE v4 load4(const float *p) { return *(const v4u *)p; }
+INLINE void store4(float *p, v4 v) { *(v4u *)p = v; }
+INLINE v4 splat(float a) { return (v4){a, a, a, a}; }
+
+/* Activation epilogue: act 0 = none, 1 = clamp(lo, hi) (relu is clamp(0, +inf)).
+ * min(max(x, lo), hi) written with compare masks so that NaN passes through, as
+ * numpy's clip/maximum do (§8.9.8 clamp and §8.9.50 relu leave NaN as NaN). */
+INLINE v4 clamp4(v4 x, v4 lo, v4 hi) {
+    v4i below = x < lo, above = x > hi;
+    v4i r = ((v4i)lo & below) | ((v4i)x & ~below);
+    return (v4)(((v4i)hi & above) | (r & ~above));
+}
+INLINE float clamp1(float x, float lo, float hi) {
+    if (x < lo) return lo;
+    if (x > hi) return hi;
+    return x;
+}
+
+/* ---------------------------------------------------------------- GEMM ----
+ * C[m, n] = sum_k A[m, k] B[k, n] (+ bias_m[m]) (+ bias_n[n]), then the activation.
+ * Row-major with leading dimensions lda/ldb/ldc (elements); A may also be given
+ * transposed through its strides (a_rs, a_cs: element strides of a row and of a
+ * column), so a.T of a C-contiguous array needs no copy. B's rows must have unit
+ * column stride (vector loads along n).
+ *
+ * Blocking: rows in panels of MC (the A panel stays in L2), within that the
+ * columns in strips of 8 (the K x 8 strip of B stays in L1 across the panel's
+ * rows), and a 4 x 8 register block: 8 f32x4 accumulators, a broadcast of A
+ * and two loads of B per k. Edges: 4-wide column strips, then scalars; rows in
+ * blocks of 1. The sum over k is in increasing k order for every element.
+ */
+#define MC 64
+
+INLINE void epilogue8(float *c, v4 s0, v4 s1, float bm, const float *bn, int act, v4 lo, v4 hi) {
+    v4 b = splat(bm);
+    s0 += b; s1 += b;
+    if (bn) { s0 += load4(bn); s1 += load4(bn + 4); }
+    if (act) { s0 = clamp4(s0, lo, hi); s1 = clamp4(s1, lo, hi); }
+    store4(c, s0); store4(c + 4, s1);
+}
+
+INLINE void epilogue4(float *c, v4 s0, float bm, const float *bn, int act, v4 lo, v4 hi) {
+    s0 += splat(bm);
+    if (bn) s0 += load4(bn);
+    if (act) s0 = clamp4(s0, lo, hi);
+    store4(c, s0);
+}
+
+EXPORT void sgemm(int m, int n, int k,
+                  const float *a, int a_rs, int a_cs,
+                  const float *b, int ldb,
+                  float *c, int ldc,
+                  const float *bias_m, const float *bias_n,
+                  int act, float lo_s, float hi_s) {
+    v4 lo = splat(lo_s), hi = splat(hi_s);
+    for (int i0 = 0; i0 < m; i0 += MC) {
+        int i1 = i0 + MC < m ? i0 + MC : m;
+        int j = 0;
+        for (; j + 8 <= n; j += 8) {
+            const float *bj = b + j;
+            const float *bnj = bias_n ? bias_n + j : 0;
+            int i = i0;
+            for (; i + 4 <= i1; i += 4) {
+                const float *a0 = a + (long)i * a_rs, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs;
+                v4 c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
+                const float *bk = bj;
+                for (int p = 0; p < k; p++, bk += ldb) {
+                    v4 b0 = load4(bk), b1 = load4(bk + 4);
+                    long off = (long)p * a_cs;
+                    v4 x0 = splat(a0[off]), x1 = splat(a1[off]), x2 = splat(a2[off]), x3 = splat(a3[off]);
+                    c00 += x0 * b0; c01 += x0 * b1;
+                    c10 += x1 * b0; c11 += x1 * b1;
+                    c20 += x2 * b0; c21 += x2 * b1;
+                    c30 += x3 * b0; c31 += x3 * b1;
+                }
+                float *ci = c + (long)i * ldc + j;
+                epilogue8(ci, c00, c01, bias_m ? bias_m[i] : 0.0f, bnj, act, lo, hi);
+                epilogue8(ci + ldc, c10, c11, bias_m ? bias_m[i + 1] : 0.0f, bnj, act, lo, hi);
+                epilogue8(ci + 2 * ldc, c20, c21, bias_m ? bias_m[i + 2] : 0.0f, bnj, act, lo, hi);
+                epilogue8(ci + 3 * ldc, c30, c31, bias_m ? bias_m[i + 3] : 0.0f, bnj, act, lo, hi);
+            }
+            for (; i < i1; i++) {
+                const float *a0 = a + (long)i * a_rs;
+                v4 c00 = {0}, c01 = {0};
+                const float *bk = bj;
+                for (int p = 0; p < k; p++, bk += ldb) {
+                    v4 x0 = splat(a0[(long)p * a_cs]);
+                    c00 += x0 * load4(bk); c01 += x0 * load4(bk + 4);
+                }
+                epilogue8(c + (long)i * ldc + j, c00, c01, bias_m ? bias_m[i] : 0.0f, bnj, act, lo, hi);
+            }
+        }
+        for (; j + 4 <= n; j += 4) {
+            const float *bnj = bias_n ? bias_n + j : 0;
+            for (int i = i0; i < i1; i++) {
+                const float *a0 = a + (long)i * a_rs;
+                v4 c00 = {0};
+                const float *bk = b + j;
+                for (int p = 0; p < k; p++, bk += ldb)
+                    c00 += splat(a0[(long)p * a_cs]) * load4(bk);
+                epilogue4(c + (long)i * ldc + j, c00, bias_m ? bias_m[i] : 0.0f, bnj, act, lo, hi);
+            }
+        }
+        for (; j < n; j++) {
+            for (int i = i0; i < i1; i++) {
+                const float *a0 = a + (long)i * a_rs;
+                float s = 0.0f;
+                for (int p = 0; p < k; p++)
+                    s += a0[(long)p * a_cs] * b[(long)p * ldb + j];
+                if (bias_m) s += bias_m[i];
+                if (bias_n) s += bias_n[j];
+                c[(long)i * ldc + j] = act ? clamp1(s, lo_s, hi_s) : s;
+            }
+        }
+    }
+}
+
+/* ----------------------------------------------------- depthwise conv2d ----
+ * §8.9.10 conv2d with groups == input channels == output channels, NHWC input
+ * [batches, h, w, ch], filter as [kh, kw, ch] (tap-major, channels contiguous),
+ * output [batches, oh, ow, ch]; explicit begin padding (pt, pl), the end padding
+ * being implied by oh/ow. out = bias + sum over the taps inside the input (the
+ * padding contributes zeros), in row-major tap order, then the activation.
+ * Channels go 16 at a time (4 accumulators), then 4, then 1.
+ */
+EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
+                           const float *x, const float *filter, int kh, int kw,
+                           const float *bias, float *out, int oh, int ow,
+                           int sh, int sw, int dh, int dw, int pt, int pl,
+                           int act, float lo_s, float hi_s) {
+    v4 lo = splat(lo_s), hi = splat(hi_s);
+    for (int nb = 0; nb < batches; nb++) {
+        const float *xb = x + (long)nb * h * w * ch;
+        for (int oy = 0; oy < oh; oy++) {
+            /* The filter rows inside the input for this output row. */
+            int y0 = oy * sh - pt;
+            int i_first = 0, i_last = kh;
+            while (i_first < kh && y0 + i_first * dh < 0) i_first++;
+            while (i_last > i_first && y0 + (i_last - 1) * dh >= h) i_last--;
+            for (int ox = 0; ox < ow; ox++) {
+                int x0 = ox * sw - pl;
+                int j_first = 0, j_last = kw;
+                while (j_first < kw && x0 + j_first * dw < 0) j_first++;
+                while (j_last > j_first && x0 + (j_last - 1) * dw >= w) j_last--;
+                float *o = out + (((long)nb * oh + oy) * ow + ox) * ch;
+                int c = 0;
+                for (; c + 16 <= ch; c += 16) {
+                    v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+                    if (bias) { s0 = load4(bias + c); s1 = load4(bias + c + 4); s2 = load4(bias + c + 8); s3 = load4(bias + c + 12); }
+                    for (int i = i_first; i < i_last; i++) {
+                        const float *xr = xb + ((long)(y0 + i * dh) * w + x0) * ch + c;
+                        const float *fr = filter + (long)i * kw * ch + c;
+                        for (int j = j_first; j < j_last; j++) {
+                            const float *xp = xr + (long)j * dw * ch, *fp = fr + (long)j * ch;
+                            s0 += load4(xp) * load4(fp);
+                            s1 += load4(xp + 4) * load4(fp + 4);
+                            s2 += load4(xp + 8) * load4(fp + 8);
+                            s3 += load4(xp + 12) * load4(fp + 12);
+                        }
+                    }
+                    if (act) { s0 = clamp4(s0, lo, hi); s1 = clamp4(s1, lo, hi); s2 = clamp4(s2, lo, hi); s3 = clamp4(s3, lo, hi); }
+                    store4(o + c, s0); store4(o + c + 4, s1); store4(o + c + 8, s2); store4(o + c + 12, s3);
+                }
+                for (; c + 4 <= ch; c += 4) {
+                    v4 s0 = bias ? load4(bias + c) : (v4){0};
+                    for (int i = i_first; i < i_last; i++) {
+                        const float *xr = xb + ((long)(y0 + i * dh) * w + x0) * ch + c;
+                        const float *fr = filter + (long)i * kw * ch + c;
+                        for (int j = j_first; j < j_last; j++)
+                            s0 += load4(xr + (long)j * dw * ch) * load4(fr + (long)j * ch);
+                    }
+                    store4(o + c, act ? clamp4(s0, lo, hi) : s0);
+                }
+                for (; c < ch; c++) {
+                    float s = bias ? bias[c] : 0.0f;
+                    for (int i = i_first; i < i_last; i++)
+                        for (int j = j_first; j < j_last; j++)
+                            s += xb[((long)(y0 + i * dh) * w + x0 + j * dw) * ch + c] * filter[((long)i * kw + j) * ch + c];
+                    o[c] = act ? clamp1(s, lo_s, hi_s) : s;
+                }
+            }
+        }
+    }
+}
