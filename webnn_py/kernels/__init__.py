@@ -98,7 +98,8 @@ def _load_wasm() -> None:
         from pyodide.ffi import to_js  # type: ignore[import-not-found]
         # Pyodide's WebAssembly.Memory: the main module's exports as its dynamic
         # linker keeps them (Emscripten's LDSO, where side modules find `memory`).
-        memory = pyodide_js._module.LDSO.loadedLibsByName["__main__"].exports.memory
+        main = js.Reflect.get(pyodide_js._module.LDSO.loadedLibsByName, "__main__")
+        memory = main.exports.memory
         if memory is None or memory.buffer.byteLength != pyodide_js._module.HEAPU8.buffer.byteLength:
             raise RuntimeError("Pyodide's WebAssembly.Memory was not found")
         module_bytes = to_js(wasm)

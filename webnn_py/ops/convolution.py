@@ -14,6 +14,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..base.descriptor import MAX_DIMENSION, OperandDescriptor
+from .. import kernels
 from .matmul import gemm
 from .registry import FLOATS, BuildContext, TensorLimits, compute_type, register
 
@@ -191,6 +192,10 @@ class Conv2dPlan:
       * groups 1, any other filter: im2col into a bounded buffer, a block of output
         rows at a time, and a GEMM per block;
       * other grouped convolutions: im2col over windows with one batched product.
+
+    In Pyodide, float32 plans call the WebAssembly kernels (webnn_py.kernels) for
+    the GEMMs and for NHWC depthwise convolutions, with the bias added in the
+    kernels' epilogue instead of in a separate pass.
     """
 
     # Size of one im2col block (elements): bounds the extra memory of large convolutions.
@@ -207,6 +212,7 @@ class Conv2dPlan:
         o, cg, kh, kw = w_oihw.shape
         self.out_channels, self.kh, self.kw = o, kh, kw
         nchw = self.layout == "nchw"
+        self.fast = kernels.available() if w_oihw.dtype == np.float32 else None
         if self.groups == 1:
             self.path = ("pointwise" if (kh, kw) == (1, 1) and self.strides == [1, 1]
                          and not any(self.padding) else "im2col")
@@ -216,6 +222,9 @@ class Conv2dPlan:
         elif cg == 1 and o == self.groups:
             self.path = "depthwise"
             self._depthwise_taps(w_oihw.reshape(o, kh * kw))
+            if self.fast is not None and not nchw:
+                # The kernel's filter layout: [kh, kw, channels], channels contiguous.
+                self.filter_hwc = np.ascontiguousarray(w_oihw.reshape(o, kh, kw).transpose(1, 2, 0))
         else:
             self.path = "grouped"
             og = o // self.groups
@@ -237,9 +246,67 @@ class Conv2dPlan:
         xs = slice(j * dw, j * dw + (self.out_w - 1) * sw + 1, sw)
         return xp[:, :, ys, xs] if self.layout == "nchw" else xp[:, ys, xs, :]
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """The convolution of `x` (compute type, the input's layout), without bias, as a
-        fresh contiguous array in the output's layout."""
+    def __call__(self, x: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+        """The convolution of `x` (compute type, the input's layout) plus `bias` (along
+        the output channels, if given), as a fresh contiguous array in the output's layout."""
+        if self.fast is not None and self.path != "grouped":
+            return self._fast(x, bias)
+        y = self._numpy(x)
+        if bias is not None:
+            self.add_bias(y, bias)
+        return y
+
+    def _fast(self, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        """The wasm kernels' paths (float32): the same GEMM shapes as the numpy paths,
+        the bias in the kernel's epilogue, and the NHWC depthwise convolution in one call."""
+        fast, n, o = self.fast, self.batches, self.out_channels
+        nchw = self.layout == "nchw"
+        bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
+        if self.path == "depthwise":
+            if nchw:
+                return self._numpy_with_bias(x, bias)
+            return fast.depthwise_nhwc(np.ascontiguousarray(x), self.filter_hwc, bias, (self.out_h, self.out_w),
+                                       self.strides, self.dilations, (self.padding[0], self.padding[2]))
+        if self.path == "pointwise":
+            hw = self.height * self.width
+            if nchw:
+                x = x.reshape(n, self.channels, hw)
+                out = np.empty((n, o, hw), np.float32)
+                for b in range(n):
+                    fast.gemm(self.matrix, x[b], bias_m=bias, out=out[b])
+                return out.reshape(self.output_shape)
+            return fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias).reshape(self.output_shape)
+        if nchw or n != 1:
+            return self._numpy_with_bias(x, bias)
+        return self._im2col_nhwc_single(self._padded(x), bias)
+
+    def _numpy_with_bias(self, x, bias):
+        y = self._numpy(x)
+        if bias is not None:
+            self.add_bias(y, bias)
+        return y
+
+    def _im2col_nhwc_single(self, xp: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        """_im2col for one NHWC image, each block's GEMM writing its output rows in place."""
+        c, o, kh, kw, ow = self.channels, self.out_channels, self.kh, self.kw, self.out_w
+        depth = c * kh * kw
+        block = max(1, min(self.out_h, self.BLOCK_ELEMENTS // max(1, depth * ow)))
+        out = np.empty(self.output_shape, np.float32)
+        rows_out = out.reshape(self.out_h * ow, o)
+        cols = np.empty((1, block, ow, kh, kw, c), np.float32)
+        for r0 in range(0, self.out_h, block):
+            rows = slice(r0, min(r0 + block, self.out_h))
+            count = rows.stop - r0
+            part = cols[:, :count]
+            for i in range(kh):
+                for j in range(kw):
+                    part[:, :, :, i, j] = self._tap(xp, i, j, rows)
+            self.fast.gemm(part.reshape(count * ow, depth), self.matrix, bias_n=bias,
+                           out=rows_out[r0 * ow:rows.stop * ow])
+        return out
+
+    def _numpy(self, x: np.ndarray) -> np.ndarray:
+        """The numpy paths, without bias."""
         if self.path == "pointwise":
             return self._pointwise(x)
         if self.path == "depthwise":
@@ -384,9 +451,7 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
         if plan is None:
             w = conv2d_filter_oihw(w, attributes["filterLayout"]).astype(ctype, copy=False)
             plan = Conv2dPlan(x.shape, w, attributes, outputs[0].shape)
-        y = plan(x.astype(ctype, copy=False))
-        if bias is not None:
-            plan.add_bias(y, bias.astype(ctype, copy=False))
+        y = plan(x.astype(ctype, copy=False), None if bias is None else bias.astype(ctype, copy=False))
         return [y.astype(out_dtype, copy=False)]
     kernel.plan = fixed
     return kernel
@@ -398,9 +463,8 @@ def conv2d_kernel(inputs, attributes, outputs):
     ctype = compute_type(x.dtype)
     w = conv2d_filter_oihw(w, attributes["filterLayout"]).astype(ctype, copy=False)
     plan = Conv2dPlan(x.shape, w, attributes, outputs[0].shape)
-    y = plan(x.astype(ctype, copy=False))
-    if inputs[2] is not None:
-        plan.add_bias(y, inputs[2].astype(ctype, copy=False))
+    bias = inputs[2]
+    y = plan(x.astype(ctype, copy=False), None if bias is None else bias.astype(ctype, copy=False))
     return [y.astype(x.dtype, copy=False)]
 
 

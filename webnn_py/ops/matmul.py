@@ -1,10 +1,9 @@
 """Matrix products: matmul (§8.9.35) and gemm (§8.9.24)."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
+from .. import kernels
 from ..base.casting import cast_number
 from ..base.descriptor import OperandDescriptor
 from .broadcast import broadcast_bidirectional, broadcast_unidirectional
@@ -13,71 +12,35 @@ from .registry import FLOAT, BuildContext, compute_type, register
 
 # -- the matrix product the other kernels share ---------------------------------------------
 
-_EMSCRIPTEN = sys.platform == "emscripten"
-_SGEMM = None                  # scipy.linalg.blas.sgemm once available (Pyodide only)
-_SCIPY_REQUESTED = False
-
-
-def _blas_sgemm():
-    """scipy's BLAS sgemm where it beats numpy's matmul: in Pyodide, numpy is built
-    without BLAS (~1.5 GFLOP/s for float32 512x512) and scipy's OpenBLAS reaches
-    ~4.8 (a transformer block runs ~3.5x faster). On CPython numpy's matmul already
-    calls BLAS. scipy is optional: webnn_py depends on numpy alone, and loading
-    scipy (+ OpenBLAS) at boot would delay createContext() by seconds. So the first
-    float32 product in Pyodide asks Pyodide to load scipy in the background (its
-    loadPackage is asynchronous and proceeds while the page's event loop runs, e.g.
-    between a dispatch's time slices) and imports it in the load's own callback;
-    until then numpy's matmul serves. Nothing is imported during a dispatch: a
-    module the page imported itself is taken from sys.modules."""
-    global _SGEMM
-    if _SGEMM is None and _EMSCRIPTEN:
-        module = sys.modules.get("scipy.linalg.blas")
-        if module is not None:
-            _SGEMM = module.sgemm
-        else:
-            _request_scipy()
-    return _SGEMM
-
-
-def _request_scipy() -> None:
-    global _SCIPY_REQUESTED
-    if _SCIPY_REQUESTED:
-        return
-    _SCIPY_REQUESTED = True
-    try:
-        import pyodide_js  # type: ignore[import-not-found]
-        from js import Object  # type: ignore[import-not-found]
-        from pyodide.ffi import create_proxy, to_js  # type: ignore[import-not-found]
-    except ImportError:
-        return
-    # One long-lived no-op for the progress messages (called several times) and for
-    # a rejection (a deployment without scipy in its package lock): numpy's matmul
-    # keeps serving. Once loaded, scipy.linalg is imported in that callback's own
-    # task (seconds in the browser), so that no dispatch pays for the import.
-    ignore = create_proxy(lambda *_: None)
-    options = to_js({"messageCallback": ignore, "errorCallback": ignore}, dict_converter=Object.fromEntries)
-    pyodide_js.loadPackage("scipy", options).then(create_proxy(_import_sgemm), ignore)
-
-
-def _import_sgemm(*_) -> None:
-    global _SGEMM
-    try:
-        from scipy.linalg.blas import sgemm
-        _SGEMM = sgemm
-    except ImportError:
-        pass
+_F32 = np.dtype(np.float32)
 
 
 def gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b for 2-D arrays, as a fresh C-contiguous array. For float32 with scipy's
-    BLAS, C = A B is computed as C^T = B^T A^T: the transposes of C-contiguous
-    arrays are Fortran-contiguous, which is what BLAS takes without copies."""
-    sgemm = _SGEMM if _SGEMM is not None or not _EMSCRIPTEN else _blas_sgemm()
-    if sgemm is not None and a.dtype == np.float32 and b.dtype == np.float32 and a.size and b.size:
-        a = np.ascontiguousarray(a)
-        b = np.ascontiguousarray(b)
-        return sgemm(1.0, b.T, a.T).T
+    """a @ b for 2-D arrays, as a fresh C-contiguous array. In Pyodide, float32
+    products run in our WebAssembly SIMD kernel (webnn_py.kernels: 20-50 GFLOP/s
+    there, against ~1.5 for numpy's matmul, built without BLAS, and ~7-8 for
+    scipy's OpenBLAS sgemm, which also cost seconds of page-blocking import); on
+    the host numpy's matmul already calls an optimised BLAS."""
+    if a.dtype == _F32 and b.dtype == _F32:
+        fast = kernels.available()
+        if fast is not None:
+            return fast.gemm(a, b)
     return np.matmul(a, b)
+
+
+def batched_gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.matmul(a, b) with the batch dimensions broadcast (§8.9.35 step 4.13),
+    one kernel GEMM per matrix when the kernels are there."""
+    fast = kernels.available() if a.dtype == _F32 and b.dtype == _F32 else None
+    if fast is None:
+        return np.matmul(a, b)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    out = np.empty(batch + (a.shape[-2], b.shape[-1]), _F32)
+    for index in np.ndindex(*batch):
+        fast.gemm(a[index], b[index], out=out[index])
+    return out
 
 
 # -- matmul --------------------------------------------------------------------------------
@@ -113,7 +76,7 @@ def matmul_kernel(inputs, attributes, outputs):
     # step 4.13 does; float16 is multiplied in float32 and rounded once.
     a, b = a.astype(work, copy=False), b.astype(work, copy=False)
     with np.errstate(all="ignore"):   # inf * 0 is NaN, as IEEE says; no warning
-        result = gemm(a, b) if a.ndim == 2 and b.ndim == 2 else np.matmul(a, b)
+        result = gemm(a, b) if a.ndim == 2 and b.ndim == 2 else batched_gemm(a, b)
     return [result.astype(out_dtype, copy=False)]
 
 

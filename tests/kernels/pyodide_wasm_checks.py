@@ -1,0 +1,132 @@
+"""Run inside Pyodide (tests/kernels/test_wasm_in_pyodide.py, through
+tests/pyodide/run_portable.mjs): the wasm kernels are loaded on Pyodide's own memory,
+the operators take them, and their results match float64 references."""
+import sys
+
+import numpy as np
+
+from webnn_py import kernels
+
+RNG = np.random.default_rng(7)
+
+
+def _wasm():
+    assert sys.platform == "emscripten"
+    k = kernels.available()
+    assert k is not None and k.name == "wasm", "kernels.wasm did not load"
+    return k
+
+
+def test_wasm_gemm_matches_float64():
+    k = _wasm()
+    for m, n, k_ in [(1, 1, 1), (5, 9, 7), (64, 40, 33), (130, 12, 200), (7, 3, 0)]:
+        a = RNG.standard_normal((m, k_)).astype(np.float32)
+        b = RNG.standard_normal((k_, n)).astype(np.float32)
+        bias = RNG.standard_normal(n).astype(np.float32)
+        want = np.clip(a.astype(np.float64) @ b + bias, 0, 6)
+        got = k.gemm(a, b, bias_n=bias, clamp=(0.0, 6.0))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * max(1, k_))
+        got = k.gemm(np.ascontiguousarray(a.T).T, b)
+        np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5 * max(1, k_))
+
+
+def test_wasm_gemm_integers_exact_and_leaves_neighbours_alone():
+    k = _wasm()
+    a = RNG.integers(-8, 9, (33, 29)).astype(np.float32)
+    b = RNG.integers(-8, 9, (29, 21)).astype(np.float32)
+    guard = np.full(33 * 21 + 16, 7.0, np.float32)
+    out = guard[8:8 + 33 * 21].reshape(33, 21)
+    k.gemm(a, b, out=out)
+    np.testing.assert_array_equal(out, (a.astype(np.int64) @ b.astype(np.int64)).astype(np.float32))
+    assert (guard[:8] == 7).all() and (guard[-8:] == 7).all()
+
+
+def test_wasm_depthwise_matches_float64():
+    k = _wasm()
+    x = RNG.standard_normal((1, 9, 10, 20)).astype(np.float32)
+    f = RNG.standard_normal((3, 3, 20)).astype(np.float32)
+    bias = RNG.standard_normal(20).astype(np.float32)
+    got = k.depthwise_nhwc(x, f, bias, (5, 5), (2, 2), (1, 1), (1, 1), (0.0, 6.0))
+    xp = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = np.zeros((1, 5, 5, 20))
+    for i in range(3):
+        for j in range(3):
+            want += xp[:, i:i + 9:2, j:j + 9:2, :] * f[i, j]
+    want = np.clip(want + bias, 0, 6)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_operators_take_the_wasm_path():
+    """matmul and conv2d (1x1, 3x3 and depthwise, NHWC) call the wasm kernels."""
+    from webnn_py.ops import convolution, matmul
+
+    k = _wasm()
+    calls = []
+    original_gemm, original_dw = k.gemm, k.depthwise_nhwc
+    k.gemm = lambda *a, **kw: calls.append("gemm") or original_gemm(*a, **kw)
+    k.depthwise_nhwc = lambda *a, **kw: calls.append("depthwise") or original_dw(*a, **kw)
+    try:
+        a = RNG.standard_normal((6, 5)).astype(np.float32)
+        b = RNG.standard_normal((5, 4)).astype(np.float32)
+        (y,) = matmul.matmul_kernel([a, b], {}, None)
+        np.testing.assert_allclose(y, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+        assert calls == ["gemm"]
+        x = RNG.standard_normal((1, 6, 6, 8)).astype(np.float32)
+        for w_shape, groups, expect in (((8, 8, 1, 1), 1, "gemm"), ((4, 8, 3, 3), 1, "gemm"),
+                                        ((8, 1, 3, 3), 8, "depthwise")):
+            calls.clear()
+            w = RNG.standard_normal(w_shape).astype(np.float32)
+            bias = RNG.standard_normal(w_shape[0]).astype(np.float32)
+            attributes = {"padding": [1, 1, 1, 1] if w_shape[2] == 3 else [0, 0, 0, 0], "strides": [1, 1],
+                          "dilations": [1, 1], "groups": groups, "inputLayout": "nhwc", "filterLayout": "oihw"}
+
+            class Out:
+                shape = (1, 6, 6, w_shape[0])
+            (y,) = convolution.conv2d_kernel([x, w, bias], attributes, [Out])
+            assert expect in calls, (w_shape, calls)
+            # Reference: direct float64 sum over the taps.
+            pad = attributes["padding"][0]
+            xp = np.pad(x.astype(np.float64), ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+            want = np.zeros(Out.shape) + bias
+            kh = w_shape[2]
+            for i in range(kh):
+                for j in range(kh):
+                    patch = xp[:, i:i + 6, j:j + 6, :]
+                    if groups == 1:
+                        want += patch @ w[:, :, i, j].T.astype(np.float64)
+                    else:
+                        want += patch * w[:, 0, i, j]
+            np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
+    finally:
+        k.gemm, k.depthwise_nhwc = original_gemm, original_dw
+
+
+def test_missing_wasm_falls_back_to_numpy_with_a_warning():
+    import logging
+    from webnn_py.ops import matmul
+
+    saved = kernels._loaded, kernels._tried, kernels.resources
+    records = []
+
+    class Catch(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    class NoFiles:
+        @staticmethod
+        def files(_name):
+            from pathlib import Path
+            return Path("/nonexistent-webnn-py-kernels")
+
+    handler = Catch(logging.WARNING)
+    logging.getLogger("webnn_py").addHandler(handler)
+    try:
+        kernels._loaded, kernels._tried, kernels.resources = None, False, NoFiles
+        assert kernels.available() is None
+        assert any("kernels.wasm" in r.getMessage() and r.levelno == logging.WARNING for r in records)
+        a = RNG.standard_normal((5, 4)).astype(np.float32)
+        b = RNG.standard_normal((4, 3)).astype(np.float32)
+        np.testing.assert_allclose(matmul.gemm(a, b), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    finally:
+        logging.getLogger("webnn_py").removeHandler(handler)
+        kernels._loaded, kernels._tried, kernels.resources = saved

@@ -1,0 +1,123 @@
+"""The operators' kernel paths (the ones Pyodide takes with kernels.wasm) run on the
+host with the natively built C kernels standing in, against torch in float64:
+conv2d's pointwise / im2col / depthwise paths in both layouts with and without bias,
+matmul (batched, broadcast) and gemm, through real graphs."""
+import numpy as np
+import pytest
+import torch
+
+import webnn_py.kernels
+from tests.ops.conftest import run
+from tests.portable.expect import assert_close
+from webnn_py.ops.convolution import Conv2dPlan
+
+F = torch.nn.functional
+RNG = np.random.default_rng(99)
+
+
+@pytest.fixture
+def with_native(native, monkeypatch):
+    calls = []
+
+    class Counting:
+        name = "native"
+
+        def gemm(self, *a, **kw):
+            calls.append("gemm")
+            return native.gemm(*a, **kw)
+
+        def depthwise_nhwc(self, *a, **kw):
+            calls.append("depthwise")
+            return native.depthwise_nhwc(*a, **kw)
+
+    monkeypatch.setattr(webnn_py.kernels, "available", lambda: Counting())
+    return calls
+
+
+CASES = [  # (c, size, o, groups, kernel, stride, dilation, padding, expected kernel call)
+    (16, 9, 24, 1, 1, 1, 1, (0, 0, 0, 0), "gemm"),
+    (16, 9, 24, 1, 1, 2, 1, (0, 0, 0, 0), "gemm"),
+    (3, 17, 8, 1, 3, 2, 1, (0, 1, 0, 1), "gemm"),
+    (5, 11, 7, 1, (3, 2), (1, 2), (2, 1), (2, 1, 0, 3), "gemm"),
+    (12, 10, 12, 12, 3, 1, 1, (1, 1, 1, 1), "depthwise"),
+    (20, 13, 20, 20, 3, 2, 1, (0, 1, 0, 1), "depthwise"),
+    (8, 12, 8, 8, 5, 1, 2, (4, 4, 4, 4), "depthwise"),
+    (8, 10, 16, 8, 3, 1, 1, (1, 1, 1, 1), None),          # grouped: numpy
+]
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[-1]}-{c[0]}x{c[1]}x{c[2]}x{c[3]}")
+@pytest.mark.parametrize("batches", [1, 2])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_conv2d_through_the_kernels(with_native, case, layout, batches, with_bias, monkeypatch):
+    c, size, o, groups, k, stride, dilation, padding, expect = case
+    monkeypatch.setattr(Conv2dPlan, "BLOCK_ELEMENTS", 64)   # several im2col blocks per image
+    k, stride, dilation = _pair(k), _pair(stride), _pair(dilation)
+    x = RNG.standard_normal((batches, c, size, size)).astype(np.float32)
+    w = RNG.standard_normal((o, c // groups, *k)).astype(np.float32)
+    bias = RNG.standard_normal(o).astype(np.float32) if with_bias else None
+    xt = F.pad(torch.from_numpy(x).double(), (padding[2], padding[3], padding[0], padding[1]))
+    ref = F.conv2d(xt, torch.from_numpy(w).double(), None if bias is None else torch.from_numpy(bias).double(),
+                   stride=stride, dilation=dilation, groups=groups).numpy()
+    options = {"padding": list(padding), "strides": list(stride), "dilations": list(dilation), "groups": groups,
+               "inputLayout": layout}
+    if layout == "nhwc":
+        x, ref = np.ascontiguousarray(x.transpose(0, 2, 3, 1)), ref.transpose(0, 2, 3, 1)
+    constants = {"w": w} | ({"b": bias} if with_bias else {})
+    got = run(lambda g, op: g.conv2d(op["x"], op["w"], options | ({"bias": op["b"]} if with_bias else {})),
+              {"x": x}, constants)
+    assert_close(got, ref, atol=1e-4)
+    if expect is not None:
+        # (an NCHW depthwise conv too: the compiler's layout pass runs it channels-last)
+        assert expect in with_native
+
+
+def test_conv2d_relu6_chain_and_float16(with_native):
+    """MobileNet's conv + bias + clamp(0, 6) (fused by the compiler), and float16 (computed in float32)."""
+    x = RNG.standard_normal((1, 7, 7, 8)).astype(np.float32)
+    w = RNG.standard_normal((8, 1, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal(8).astype(np.float32)
+    ref = F.conv2d(F.pad(torch.from_numpy(x.transpose(0, 3, 1, 2)).double(), (1, 1, 1, 1)),
+                   torch.from_numpy(w).double(), torch.from_numpy(b).double(), groups=8).clamp(0, 6)
+    ref = ref.numpy().transpose(0, 2, 3, 1)
+    options = {"padding": [1, 1, 1, 1], "groups": 8, "inputLayout": "nhwc"}
+    got = run(lambda g, op: g.clamp(g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}),
+                                    {"minValue": 0, "maxValue": 6}), {"x": x}, {"w": w, "b": b})
+    assert_close(got, ref, atol=1e-4)
+    assert "depthwise" in with_native
+    got = run(lambda g, op: g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}),
+              {"x": x.astype(np.float16)}, {"w": w.astype(np.float16), "b": b.astype(np.float16)})
+    assert got.dtype == np.float16
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((5, 7), (7, 3)), ((2, 3, 9, 16), (16, 8)), ((4, 17, 8), (4, 8, 33)),
+                                             ((2, 1, 6, 5), (3, 5, 4)), ((1, 1), (1, 1))])
+@pytest.mark.parametrize("constant_b", [False, True])
+def test_matmul_through_the_kernel(with_native, a_shape, b_shape, constant_b):
+    a = RNG.standard_normal(a_shape).astype(np.float32)
+    b = RNG.standard_normal(b_shape).astype(np.float32)
+    ref = torch.matmul(torch.from_numpy(a).double(), torch.from_numpy(b).double()).numpy()
+    if constant_b:
+        got = run(lambda g, op: g.matmul(op["a"], op["b"]), {"a": a}, {"b": b})
+    else:
+        got = run(lambda g, op: g.matmul(op["a"], op["b"]), {"a": a, "b": b})
+    assert_close(got, ref, atol=1e-4)
+    assert "gemm" in with_native
+
+
+@pytest.mark.parametrize("a_t,b_t", [(False, False), (True, False), (False, True), (True, True)])
+def test_gemm_through_the_kernel(with_native, a_t, b_t):
+    a = RNG.standard_normal((6, 11) if not a_t else (11, 6)).astype(np.float32)
+    b = RNG.standard_normal((11, 9) if not b_t else (9, 11)).astype(np.float32)
+    c = RNG.standard_normal(9).astype(np.float32)
+    at, bt = (a.T if a_t else a).astype(np.float64), (b.T if b_t else b).astype(np.float64)
+    ref = 0.5 * at @ bt + 2.0 * c
+    options = {"aTranspose": a_t, "bTranspose": b_t, "alpha": 0.5, "beta": 2.0}
+    got = run(lambda g, op: g.gemm(op["a"], op["b"], options | {"c": op["c"]}), {"a": a, "b": b, "c": c})
+    assert_close(got, ref, atol=1e-4)
+    assert "gemm" in with_native
