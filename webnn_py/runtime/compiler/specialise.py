@@ -13,7 +13,7 @@ import numpy as np
 
 from ...ops import operator_kind
 from ...ops.convolution import conv2d_prepare
-from ...ops.matmul import gemm
+from ...ops.matmul import batched_gemm, gemm
 from ...ops.registry import compute_type
 from ..ir import Node
 
@@ -96,7 +96,7 @@ def _matmul(node: Node, constant_of):
 
     def kernel(inputs, _attributes, outputs):
         with np.errstate(all="ignore"):
-            result = np.matmul(inputs[0].astype(work, copy=False), b)
+            result = batched_gemm(inputs[0].astype(work, copy=False), b)
         return [result.astype(out_dtype, copy=False)]
     return kernel
 
