@@ -126,34 +126,3 @@ def test_gelu_float32_within_one_ulp_over_a_dense_sweep():
     got = run(lambda g, op: g.gelu(op["x"]), {"x": x})
     ref = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64).tolist()])
     assert_close(got, ref, ulp=1, what="gelu")
-
-
-# -- the BLAS path used in Pyodide ---------------------------------------------------------------
-
-def test_scipy_sgemm_path_matches_float64_products(monkeypatch):
-    # In Pyodide (when the page loaded scipy) ops.matmul.gemm calls scipy's sgemm on the
-    # transposed operands; on the host numpy's matmul serves. Force the sgemm path here.
-    blas = pytest.importorskip("scipy.linalg.blas")
-    from webnn_py.ops import matmul as mm
-    monkeypatch.setattr(mm, "_SGEMM", blas.sgemm)
-    rng = np.random.default_rng(5)
-    for m, k, n in [(37, 19, 23), (1, 64, 1), (128, 256, 64)]:
-        a = rng.standard_normal((m, k)).astype(np.float32)
-        b = rng.standard_normal((k, n)).astype(np.float32)
-        got = mm.gemm(a, b)
-        assert got.shape == (m, n) and got.dtype == np.float32 and got.flags.c_contiguous
-        assert_close(got, a.astype(np.float64) @ b.astype(np.float64), atol=1e-4)
-        # strided operands (a transposed view, a column slice)
-        got = mm.gemm(np.ascontiguousarray(a.T).T, b[:, ::2])
-        assert_close(got, a.astype(np.float64) @ b[:, ::2].astype(np.float64), atol=1e-4)
-    # and through a graph: a pointwise and a k x k convolution in both layouts, a gemm
-    x = rng.standard_normal((1, 8, 9, 9)).astype(np.float32)
-    for w_shape, pad in [((12, 8, 1, 1), 0), ((12, 8, 3, 3), 1)]:
-        w = rng.standard_normal(w_shape).astype(np.float32)
-        ref = F.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(), padding=pad).numpy()
-        got = run(lambda g, op: g.conv2d(op["x"], op["w"], {"padding": [pad] * 4}), {"x": x}, {"w": w})
-        assert_close(got, ref, atol=1e-4)
-        xh = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
-        got = run(lambda g, op: g.conv2d(op["x"], op["w"], {"padding": [pad] * 4, "inputLayout": "nhwc"}),
-                  {"x": xh}, {"w": w})
-        assert_close(got, ref.transpose(0, 2, 3, 1), atol=1e-4)
