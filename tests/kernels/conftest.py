@@ -28,4 +28,6 @@ def native() -> Kernels:
     lib.sgemm.restype = None
     lib.depthwise_nhwc.argtypes = [i, i, i, i, p, p, i, i, p, p, i, i, i, i, i, i, i, i, i, f, f]
     lib.depthwise_nhwc.restype = None
-    return Kernels(lib.sgemm, lib.depthwise_nhwc, "native")
+    lib.clamp_f32.argtypes = [p, p, i, f, f]
+    lib.clamp_f32.restype = None
+    return Kernels(lib.sgemm, lib.depthwise_nhwc, lib.clamp_f32, "native")

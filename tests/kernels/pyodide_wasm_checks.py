@@ -56,6 +56,28 @@ def test_wasm_depthwise_matches_float64():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_wasm_clamp_special_values():
+    k = _wasm()
+    x = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 7.0, -1.0, 3.0] * 5, np.float32)
+    got = k.clamp(x, 0.0, 6.0, np.empty_like(x))
+    want = np.array([0.0, 0.0, 6.0, 0.0, np.nan, 6.0, 0.0, 3.0] * 5, np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    from webnn_py.ops.activations import clamp_into, relu_into
+    calls = []
+    original = k.clamp
+    k.clamp = lambda *a: calls.append(1) or original(*a)
+    try:
+        np.testing.assert_array_equal(relu_into(x, x.copy()).view(np.uint32),
+                                      np.array([0.0, 0.0, np.inf, 0.0, np.nan, 7.0, 0.0, 3.0] * 5,
+                                               np.float32).view(np.uint32))
+        y = x.copy()
+        clamp_into(y, -0.5, 2.0, y)
+        np.testing.assert_array_equal(y[5:8], [2.0, -0.5, 2.0])
+        assert len(calls) == 2
+    finally:
+        k.clamp = original
+
+
 def test_operators_take_the_wasm_path():
     """matmul and conv2d (1x1, 3x3 and depthwise, NHWC) call the wasm kernels."""
     from webnn_py.ops import convolution, matmul

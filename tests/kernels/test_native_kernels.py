@@ -141,3 +141,18 @@ def test_depthwise_integers_exact(native):
     got = native.depthwise_nhwc(x, f, bias, (5, 5), (2, 2), (1, 1), (1, 1))
     want = reference_depthwise(x, f, bias, (2, 2), (1, 1), (1, 0, 1, 0), None)
     np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+def test_clamp_kernel_matches_numpy_bit_for_bit(native):
+    """Including the special values: NaN passes, ties give the bound (numpy's -0/+0), infinities."""
+    special = np.array([-0.0, 0.0, np.inf, -np.inf, np.nan, 6.0, -6.0, 1e-45, -1e-45, 5.999999, 6.000001, 3.0],
+                       np.float32)
+    for n in (1, 3, 4, 15, 16, 17, 37, 1000):
+        x = np.concatenate([special, RNG.standard_normal(n).astype(np.float32) * 8])
+        for lo, hi in ((0.0, 6.0), (-0.0, 6.0), (0.0, np.inf), (-1.5, 0.25), (-np.inf, np.inf)):
+            want = np.minimum(np.maximum(x, np.full_like(x, lo)), np.full_like(x, hi))
+            got = native.clamp(x, lo, hi, np.empty_like(x))
+            np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+            y = x.copy()
+            native.clamp(y, lo, hi, y)        # in place
+            np.testing.assert_array_equal(y.view(np.uint32), want.view(np.uint32))

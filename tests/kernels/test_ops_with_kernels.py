@@ -30,6 +30,10 @@ def with_native(native, monkeypatch):
             calls.append("depthwise")
             return native.depthwise_nhwc(*a, **kw)
 
+        def clamp(self, *a, **kw):
+            calls.append("clamp")
+            return native.clamp(*a, **kw)
+
     monkeypatch.setattr(webnn_py.kernels, "available", lambda: Counting())
     return calls
 
@@ -78,7 +82,8 @@ def test_conv2d_through_the_kernels(with_native, case, layout, batches, with_bia
 
 
 def test_conv2d_relu6_chain_and_float16(with_native):
-    """MobileNet's conv + bias + clamp(0, 6) (fused by the compiler), and float16 (computed in float32)."""
+    """MobileNet's conv + bias + clamp(0, 6) (fused by the compiler, the clamp in the clamp kernel), and
+    float16 (computed in float32)."""
     x = RNG.standard_normal((1, 7, 7, 8)).astype(np.float32)
     w = RNG.standard_normal((8, 1, 3, 3)).astype(np.float32)
     b = RNG.standard_normal(8).astype(np.float32)
@@ -89,7 +94,7 @@ def test_conv2d_relu6_chain_and_float16(with_native):
     got = run(lambda g, op: g.clamp(g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}),
                                     {"minValue": 0, "maxValue": 6}), {"x": x}, {"w": w, "b": b})
     assert_close(got, ref, atol=1e-4)
-    assert "depthwise" in with_native
+    assert "depthwise" in with_native and "clamp" in with_native
     got = run(lambda g, op: g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}),
               {"x": x.astype(np.float16)}, {"w": w.astype(np.float16), "b": b.astype(np.float16)})
     assert got.dtype == np.float16

@@ -25,12 +25,13 @@ _tried = False
 
 
 class Kernels:
-    """numpy-level calls of the two C entry points (a wasm instance's exports or a
-    ctypes library: anything whose sgemm/depthwise_nhwc take ints and floats)."""
+    """numpy-level calls of the C entry points (a wasm instance's exports or a
+    ctypes library: anything whose sgemm/depthwise_nhwc/clamp_f32 take ints and floats)."""
 
-    def __init__(self, sgemm, depthwise_nhwc, name: str):
+    def __init__(self, sgemm, depthwise_nhwc, clamp_f32, name: str):
         self._sgemm = sgemm
         self._depthwise = depthwise_nhwc
+        self._clamp = clamp_f32
         self.name = name
 
     @staticmethod
@@ -56,6 +57,12 @@ class Kernels:
             self._sgemm(m, n, k, self._ptr(a), a.strides[0] // 4, a.strides[1] // 4,
                         self._ptr(b), b.strides[0] // 4, self._ptr(out), n,
                         self._ptr(bias_m), self._ptr(bias_n), int(clamp is not None), float(lo), float(hi))
+        return out
+
+    def clamp(self, x: np.ndarray, lower, upper, out: np.ndarray) -> np.ndarray:
+        """min(max(x, lower), upper) into `out` (may be x); both C-contiguous float32."""
+        if x.size:
+            self._clamp(self._ptr(x), self._ptr(out), x.size, float(np.float32(lower)), float(np.float32(upper)))
         return out
 
     def depthwise_nhwc(self, x: np.ndarray, filter_hwc: np.ndarray, bias, out_hw, strides, dilations,
@@ -117,7 +124,7 @@ def _load_wasm() -> None:
 
 
 def _from_exports(exports) -> Kernels:
-    return Kernels(exports.sgemm, exports.depthwise_nhwc, "wasm")
+    return Kernels(exports.sgemm, exports.depthwise_nhwc, exports.clamp_f32, "wasm")
 
 
 def _compile_later(js, module_bytes, imports, error) -> None:

@@ -27,17 +27,33 @@ INLINE void store4(float *p, v4 v) { *(v4u *)p = v; }
 INLINE v4 splat(float a) { return (v4){a, a, a, a}; }
 
 /* Activation epilogue: act 0 = none, 1 = clamp(lo, hi) (relu is clamp(0, +inf)).
- * min(max(x, lo), hi) written with compare masks so that NaN passes through, as
- * numpy's clip/maximum do (§8.9.8 clamp and §8.9.50 relu leave NaN as NaN). */
+ * min(max(x, lo), hi) (§8.9.8 clamp's decomposition) written with compare masks:
+ * NaN passes through (both compares are false), and a value equal to a bound gives
+ * the bound itself, so -0 and +0 come out as numpy's maximum/minimum give them on
+ * the host (its SIMD max returns the second operand on ties). */
 INLINE v4 clamp4(v4 x, v4 lo, v4 hi) {
-    v4i below = x < lo, above = x > hi;
+    v4i below = x <= lo, above = x >= hi;
     v4i r = ((v4i)lo & below) | ((v4i)x & ~below);
     return (v4)(((v4i)hi & above) | (r & ~above));
 }
 INLINE float clamp1(float x, float lo, float hi) {
-    if (x < lo) return lo;
-    if (x > hi) return hi;
+    if (x <= lo) x = lo;
+    if (x >= hi) x = hi;
     return x;
+}
+
+/* clamp / relu on their own (when no producer's epilogue took them): n elements,
+ * out may be x. */
+EXPORT void clamp_f32(const float *x, float *out, int n, float lo_s, float hi_s) {
+    v4 lo = splat(lo_s), hi = splat(hi_s);
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        v4 a = load4(x + i), b = load4(x + i + 4), c = load4(x + i + 8), d = load4(x + i + 12);
+        store4(out + i, clamp4(a, lo, hi)); store4(out + i + 4, clamp4(b, lo, hi));
+        store4(out + i + 8, clamp4(c, lo, hi)); store4(out + i + 12, clamp4(d, lo, hi));
+    }
+    for (; i + 4 <= n; i += 4) store4(out + i, clamp4(load4(x + i), lo, hi));
+    for (; i < n; i++) out[i] = clamp1(x[i], lo_s, hi_s);
 }
 
 /* ---------------------------------------------------------------- GEMM ----
