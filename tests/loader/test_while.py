@@ -667,6 +667,7 @@ def test_runaway_loop_rejects_compute_with_operation_error():
     error, elapsed = asyncio.run(go())
     assert getattr(error, "name", None) == "OperationError", repr(error)
     assert "maxIterations (50)" in str(error)
+    assert "WHILE" in str(error), str(error)        # the model's operator is named
     assert elapsed < 10
     for handler in logging.getLogger("webnn_py").handlers:
         # The run's failure is also logged (as every dispatch failure is); it was

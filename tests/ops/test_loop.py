@@ -179,7 +179,8 @@ def test_infinite_loop_stops_at_max_iterations_and_leaves_outputs_unchanged():
         acc = builder.input("acc", F32)
         out = builder.loop(builder.constant("int64", -1), builder.constant("uint8", 1), body, "cond",
                            [{"bodyInput": "acc", "value": acc}], [{"bodyOutput": "acc_out"}],
-                           {"backEdges": [{"from": "acc_out", "to": "acc"}], "maxIterations": 50})[0]
+                           {"backEdges": [{"from": "acc_out", "to": "acc"}], "maxIterations": 50,
+                            "label": "counter"})[0]
         graph = await builder.build({"out": out})
         t_in = await context.createTensor({**F32, "writable": True})
         t_out = await context.createTensor({**F32, "writable": True, "readable": True})
@@ -198,6 +199,7 @@ def test_infinite_loop_stops_at_max_iterations_and_leaves_outputs_unchanged():
     assert len(seen) == 1 and "dispatch failed" in seen[0].getMessage()
     exc = seen[0].exc_info[1]
     assert exc.name == "OperationError" and "maxIterations (50)" in str(exc)
+    assert str(exc).startswith("[counter] loop: "), str(exc)     # named like a build-time error
     for h in _fail_handlers():       # the failure was expected: do not let the suite's guard fail the test
         h.records.clear()
 

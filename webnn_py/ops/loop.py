@@ -165,6 +165,7 @@ def build(ctx: BuildContext, trip_count, execution_condition, body, condition_ou
         "body": handle, "condition": condition_output, "bindings": tuple(bindings),
         "back_edges": tuple(back_edges), "current_iteration": current_info, "outputs": tuple(results),
         "max_iterations": max_iterations, "slice_count": slice_count,
+        "label": ctx.label,  # run-time errors name the operator as build-time ones do
     }
     return ctx.emit([trip_count, execution_condition, *operands], descs, attributes)
 

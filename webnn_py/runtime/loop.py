@@ -20,7 +20,7 @@ from typing import Generator
 
 import numpy as np
 
-from ..base.errors import OperationError
+from ..base.errors import OperationError, describe
 from .plan import ExecutionPlan
 
 
@@ -97,8 +97,8 @@ class LoopBody:
         iteration = 0
         while condition and (limit is None or iteration < limit):
             if iteration >= max_iterations:
-                raise OperationError(f"loop: the loop did not end within maxIterations ({max_iterations}) "
-                                     "iterations")
+                raise OperationError(describe("loop", attributes["label"],
+                                              f"the loop did not end within maxIterations ({max_iterations}) iterations"))
             for name, axis, array in sliced:
                 # A view: part size 1 along `axis`, the axis kept.
                 index = [slice(None)] * array.ndim
@@ -123,7 +123,7 @@ class LoopBody:
         for (name, axis), desc in zip(attributes["outputs"], outputs):
             if axis is not None:
                 if not concatenated[name]:
-                    raise OperationError(f"loop: output {name!r} is concatenated over zero iterations")
+                    raise OperationError(describe("loop", attributes["label"], f"output {name!r} is concatenated over zero iterations"))
                 arrays.append(np.concatenate(concatenated[name], axis=axis))
             elif results is not None:
                 arrays.append(results[name])
