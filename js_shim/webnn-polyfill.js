@@ -114,7 +114,31 @@
     return bootPromise;
   }
 
+  // One Python runtime per same-origin frame tree. A frame whose parent (same
+  // origin, same polyfill assets) already has the runtime uses it instead of
+  // booting its own: objects then work across the frames' realms, as native
+  // platform objects do (a page may build with a context its iframe created),
+  // and a frame costs no second Pyodide. The key is a registered symbol, so the
+  // frames' polyfills find each other; a cross-origin parent throws on access.
+  const RUNTIME = Symbol.for("webnn-py runtime");
+
+  function parentRuntime() {
+    if (!isWindow || global.parent === global) return null;
+    try {
+      const shared = global.parent[RUNTIME];
+      return shared && shared.pyodideURL === pyodideURL ? shared : null;
+    } catch (e) {
+      return null;   // a cross-origin parent
+    }
+  }
+
   async function bootPython() {
+    const shared = parentRuntime();
+    if (shared) {
+      ({ bridge, PyProxy } = await shared.boot());
+      mlImpl.resolve(bridge.ml);
+      return;
+    }
     const started = performance.now();
     const runtimeConfig = await fetch(pyodideURL + "runtime-config.json")
       .then((r) => (r.ok ? r.json() : {}), () => ({}));
@@ -142,6 +166,7 @@
     mlImpl.resolve(bridge.ml);
     const seconds = ((performance.now() - started) / 1000).toFixed(2);
     global.console.debug(`webnn-py: Python runtime ready in ${seconds} s`);
+    return { bridge, PyProxy };
   }
 
   // The next slice of a dispatch runs in a new task (README "Responsiveness").
@@ -189,8 +214,9 @@
   // the PyProxy, which Pyodide releases when the wrapper is garbage-collected.
 
   let PyProxy = null;
-  const IMPL = Symbol("webnn-py implementation");
-  const BRAND = Symbol("webnn-py interface");
+  // Registered symbols: frames sharing a runtime recognise each other's wrappers.
+  const IMPL = Symbol.for("webnn-py implementation");
+  const BRAND = Symbol.for("webnn-py interface");
   const interfaces = {};        // name -> interface object (constructor function)
   const ALLOW_CONSTRUCTION = Symbol("internal construction");
   const FAILURE_TYPE = "BridgeFailure";  // PyProxy.type is the Python class name
@@ -513,6 +539,8 @@
     enumerable: true,
     configurable: true,
   });
+
+  if (isWindow) Object.defineProperty(global, RUNTIME, { value: { pyodideURL, boot } });
 
   // Start loading right away (pages that include the polyfill mean to use it),
   // unless asked to wait for the first createContext().
