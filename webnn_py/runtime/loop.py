@@ -21,15 +21,7 @@ from typing import Generator
 import numpy as np
 
 from ..base.errors import OperationError, describe
-from .plan import ExecutionPlan
-
-
-def _run_to_end(generator):
-    while True:
-        try:
-            next(generator)
-        except StopIteration as done:
-            return done.value
+from .plan import ExecutionPlan, run_to_end
 
 
 class LoopBody:
@@ -61,7 +53,7 @@ class LoopBody:
             results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
                                   step.node.attributes, step.output_descriptors)
             if isinstance(results, GeneratorType):     # a nested loop
-                results = _run_to_end(results)
+                results = run_to_end(results)
             for slot, result in zip(step.output_slots, results):
                 slots[slot] = result
         return slots[plan.output_slots[output]]

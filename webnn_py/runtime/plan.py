@@ -81,26 +81,10 @@ class ExecutionPlan:
 
         `profile`, if given, is a dict that accumulates seconds per step name (an
         operator kind, or e.g. "conv2d+add+clamp" for a fused step)."""
-        check = not self._verified
-        slots = self._initial_slots(inputs)
-        for step in self.steps:
-            start = perf_counter() if profile is not None else 0.0
-            results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
-                                  step.node.attributes, step.output_descriptors)
-            if isinstance(results, GeneratorType):
-                results = _drain(results)
-            if check:
-                _check(step, results)
-            for slot, result in zip(step.output_slots, results):
-                slots[slot] = result
-            for slot in step.release:
-                slots[slot] = None
-            if profile is not None:
-                profile[step.name] = profile.get(step.name, 0.0) + perf_counter() - start
-        self._verified = True
-        return self._results(slots)
+        return run_to_end(self.execute_iter(inputs, profile))
 
-    def execute_iter(self, inputs: Mapping[str, np.ndarray]) -> Generator[None, None, dict[str, np.ndarray]]:
+    def execute_iter(self, inputs: Mapping[str, np.ndarray],
+                     profile: dict | None = None) -> Generator[None, None, dict[str, np.ndarray]]:
         """`execute` as a generator that yields between steps (and wherever a
         kernel that returns a generator yields, e.g. between loop iterations),
         so that a caller can hand the thread back to the page during a long
@@ -108,6 +92,7 @@ class ExecutionPlan:
         check = not self._verified
         slots = self._initial_slots(inputs)
         for step in self.steps:
+            start = perf_counter() if profile is not None else 0.0
             results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
                                   step.node.attributes, step.output_descriptors)
             if isinstance(results, GeneratorType):
@@ -118,6 +103,8 @@ class ExecutionPlan:
                 slots[slot] = result
             for slot in step.release:
                 slots[slot] = None
+            if profile is not None:
+                profile[step.name] = profile.get(step.name, 0.0) + perf_counter() - start
             yield
         self._verified = True
         return self._results(slots)
@@ -130,7 +117,8 @@ def _check(step: Step, results) -> None:
             raise AssertionError(f"{step.name} produced {result.dtype}{list(result.shape)}, expected {desc}")
 
 
-def _drain(generator):
+def run_to_end(generator):
+    """Drive a generator (a plan's execute_iter, a loop kernel) to its end; returns its value."""
     while True:
         try:
             next(generator)

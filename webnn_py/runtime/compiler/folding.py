@@ -14,6 +14,7 @@ import numpy as np
 
 from ...ops import operator_kind
 from ..ir import Node, Value
+from ..plan import run_to_end
 
 # Folding trades build time and memory for dispatch time; an operation that would
 # materialise a much larger array than its operands (expand, tile, a big constant
@@ -44,7 +45,7 @@ def fold_constants(order: list[Node], outputs: Mapping[str, Value]) -> tuple[dic
                 results = operator_kind(node.kind).kernel(arrays, node.attributes,
                                                           [v.descriptor for v in node.outputs])
                 if isinstance(results, GeneratorType):
-                    results = _drain(results)
+                    results = run_to_end(results)
         except Exception:  # noqa: BLE001 -- see the module docstring
             continue
         if any(r.shape != v.descriptor.shape or r.dtype != v.descriptor.type.numpy
@@ -58,11 +59,3 @@ def fold_constants(order: list[Node], outputs: Mapping[str, Value]) -> tuple[dic
             known[id(value)] = array
         folded.append(node)
     return known, folded
-
-
-def _drain(generator):
-    while True:
-        try:
-            next(generator)
-        except StopIteration as done:
-            return done.value
