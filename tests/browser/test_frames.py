@@ -1,24 +1,15 @@
 """Same-origin frames share one Python runtime, so WebNN objects cross realms as
 native platform objects do (WPT's detached-iframe tests build in the parent with
 a context its iframe created)."""
-from pathlib import Path
 
 import pytest
+
+from . import page_facts
 
 
 @pytest.fixture(scope="module")
 def facts(pyodide_runtime):
-    from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
-
-    with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium() as browser:
-        page = browser.new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{server.url}/frames.html")
-        result = page.evaluate("window.framesFacts")
-        assert not errors, errors
-        return result
+    return page_facts("frames.html", "window.framesFacts")
 
 
 def test_a_frames_context_works_with_the_pages_builder(facts):

@@ -1,20 +1,15 @@
 """[Exposed=(Window, Worker)]: the same graph in a window, a dedicated worker and a
 shared worker gives identical, hand-computed results."""
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from . import page_facts
+
 
 @pytest.fixture(scope="module")
 def results(pyodide_runtime):
-    from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
-
-    with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium() as browser:
-        page = browser.new_page()
-        page.goto(f"{server.url}/globals.html")
-        return page.evaluate("window.globalsResult")
+    return page_facts("globals.html", "window.globalsResult")
 
 
 def expected():

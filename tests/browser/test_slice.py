@@ -1,22 +1,13 @@
 """The vertical slice in a real headless Chromium: one <script> tag gives navigator.ml."""
-from pathlib import Path
 
 import pytest
+
+from . import page_facts
 
 
 @pytest.fixture(scope="module")
 def facts(pyodide_runtime):
-    from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
-
-    with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium() as browser:
-        page = browser.new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(f"{server.url}/slice.html")
-        result = page.evaluate("window.sliceFacts")
-        assert not errors, errors
-        return result
+    return page_facts("slice.html", "window.sliceFacts")
 
 
 def test_interfaces_and_navigator_ml(facts):
