@@ -30,4 +30,6 @@ def native() -> Kernels:
     lib.depthwise_nhwc.restype = None
     lib.clamp_f32.argtypes = [p, p, i, f, f]
     lib.clamp_f32.restype = None
-    return Kernels(lib.sgemm, lib.depthwise_nhwc, lib.clamp_f32, "native")
+    lib.gelu_f32.argtypes = [p, p, i, p, i, ctypes.c_double]
+    lib.gelu_f32.restype = None
+    return Kernels(lib, "native")

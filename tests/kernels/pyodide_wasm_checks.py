@@ -78,6 +78,26 @@ def test_wasm_clamp_special_values():
         k.clamp = original
 
 
+def test_wasm_gelu_within_one_ulp():
+    import math
+    from webnn_py.ops.activations import gelu_kernel
+    k = _wasm()
+    x = np.concatenate([np.linspace(-14, 8, 20_001), [0.0, -0.0, 1e-30]]).astype(np.float32)
+    got = k.gelu(x)
+    ref = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64).tolist()])
+    ulp = np.spacing(np.abs(ref.astype(np.float32))).astype(np.float64)
+    assert np.all(np.abs(got - ref) <= ulp), np.max(np.abs(got - ref) / ulp)
+    calls = []
+    original = k.gelu
+    k.gelu = lambda *a: calls.append(1) or original(*a)
+    try:
+        (y,) = gelu_kernel([x], {}, None)
+        np.testing.assert_array_equal(y, got)
+        assert calls
+    finally:
+        k.gelu = original
+
+
 def test_operators_take_the_wasm_path():
     """matmul and conv2d (1x1, 3x3 and depthwise, NHWC) call the wasm kernels."""
     from webnn_py.ops import convolution, matmul

@@ -156,3 +156,20 @@ def test_clamp_kernel_matches_numpy_bit_for_bit(native):
             y = x.copy()
             native.clamp(y, lo, hi, y)        # in place
             np.testing.assert_array_equal(y.view(np.uint32), want.view(np.uint32))
+
+
+def test_gelu_kernel_within_one_ulp_of_float64_over_a_dense_sweep(native):
+    """Against Python's math.erfc in float64 (independent of the kernel's table), as the
+    numpy path is tested; plus NaN, infinities, signed zeros, tiny values."""
+    import math
+    x = np.concatenate([np.linspace(-16, 8, 200_001), [-1e-30, 1e-30, 3e-39, -3e-39, 13.0, -12.0, 40.0, -40.0]])
+    x = x.astype(np.float32)
+    got = native.gelu(x)
+    ref = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64).tolist()])
+    ref32 = ref.astype(np.float32)
+    ulp = np.spacing(np.abs(ref32)).astype(np.float64)
+    assert np.all(np.abs(got - ref) <= ulp), np.max(np.abs(got - ref) / ulp)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], np.float32)
+    got = native.gelu(special)
+    assert np.isnan(got[0]) and got[1] == np.inf and np.isnan(got[2])     # -inf * 0 is NaN, as the formula says
+    assert got[3] == 0 and got[4] == 0

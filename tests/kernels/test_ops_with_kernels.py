@@ -34,6 +34,10 @@ def with_native(native, monkeypatch):
             calls.append("clamp")
             return native.clamp(*a, **kw)
 
+        def gelu(self, *a, **kw):
+            calls.append("gelu")
+            return native.gelu(*a, **kw)
+
     monkeypatch.setattr(webnn_py.kernels, "available", lambda: Counting())
     return calls
 
@@ -126,3 +130,20 @@ def test_gemm_through_the_kernel(with_native, a_t, b_t):
     got = run(lambda g, op: g.gemm(op["a"], op["b"], options | {"c": op["c"]}), {"a": a, "b": b, "c": c})
     assert_close(got, ref, atol=1e-4)
     assert "gemm" in with_native
+
+
+def test_transformer_mlp_chain_through_the_kernels(with_native):
+    """matmul + add + gelu (fused by the compiler; gelu in the gelu kernel), and a lone gelu,
+    against torch's exact (erf) gelu in float64; float16 gelu keeps the numpy path."""
+    x = RNG.standard_normal((16, 32)).astype(np.float32)
+    w = (RNG.standard_normal((32, 64)) / 4).astype(np.float32)
+    b = RNG.standard_normal(64).astype(np.float32)
+    ref = F.gelu(torch.from_numpy(x).double() @ torch.from_numpy(w).double() + torch.from_numpy(b).double()).numpy()
+    got = run(lambda g, op: g.gelu(g.add(g.matmul(op["x"], op["w"]), op["b"])), {"x": x}, {"w": w, "b": b})
+    assert_close(got, ref, atol=1e-5)
+    assert with_native.count("gelu") == 1 and "gemm" in with_native
+    got = run(lambda g, op: g.gelu(op["x"]), {"x": x})
+    assert_close(got, F.gelu(torch.from_numpy(x).double()).numpy(), ulp=1)
+    with_native.clear()
+    run(lambda g, op: g.gelu(op["x"]), {"x": x.astype(np.float16)})
+    assert "gelu" not in with_native

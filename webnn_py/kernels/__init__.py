@@ -25,13 +25,15 @@ _tried = False
 
 
 class Kernels:
-    """numpy-level calls of the C entry points (a wasm instance's exports or a
-    ctypes library: anything whose sgemm/depthwise_nhwc/clamp_f32 take ints and floats)."""
+    """numpy-level calls of the C entry points, given as attributes of `functions`
+    (a wasm instance's exports or a ctypes library) taking ints and floats."""
 
-    def __init__(self, sgemm, depthwise_nhwc, clamp_f32, name: str):
-        self._sgemm = sgemm
-        self._depthwise = depthwise_nhwc
-        self._clamp = clamp_f32
+    def __init__(self, functions, name: str):
+        self._sgemm = functions.sgemm
+        self._depthwise = functions.depthwise_nhwc
+        self._clamp = functions.clamp_f32
+        self._gelu = functions.gelu_f32
+        self._erfc_table = None
         self.name = name
 
     @staticmethod
@@ -63,6 +65,20 @@ class Kernels:
         """min(max(x, lower), upper) into `out` (may be x); both C-contiguous float32."""
         if x.size:
             self._clamp(self._ptr(x), self._ptr(out), x.size, float(np.float32(lower)), float(np.float32(upper)))
+        return out
+
+    def gelu(self, x: np.ndarray) -> np.ndarray:
+        """§8.9.23 gelu of a C-contiguous float32 array, evaluated in double and rounded
+        once (the numpy path's method, with its erfc interpolation table)."""
+        if self._erfc_table is None:
+            from ..ops.elementwise_unary import _ERFC_COEFFICIENTS, _ERFC_DEGREE, _ERFC_WIDTH
+            assert _ERFC_DEGREE == 4, "gelu_f32 evaluates degree-4 pieces"
+            # [intervals, 5]: one interval's coefficients together (one cache line).
+            self._erfc_table = (np.ascontiguousarray(_ERFC_COEFFICIENTS.T), 1.0 / _ERFC_WIDTH)
+        table, inv_width = self._erfc_table
+        out = np.empty(x.shape, _F32)
+        if x.size:
+            self._gelu(self._ptr(x), self._ptr(out), x.size, self._ptr(table), table.shape[0], inv_width)
         return out
 
     def depthwise_nhwc(self, x: np.ndarray, filter_hwc: np.ndarray, bias, out_hw, strides, dilations,
@@ -124,7 +140,7 @@ def _load_wasm() -> None:
 
 
 def _from_exports(exports) -> Kernels:
-    return Kernels(exports.sgemm, exports.depthwise_nhwc, exports.clamp_f32, "wasm")
+    return Kernels(exports, "wasm")
 
 
 def _compile_later(js, module_bytes, imports, error) -> None:

@@ -222,3 +222,57 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
         }
     }
 }
+
+/* ------------------------------------------------------------------ gelu ----
+ * §8.9.23 gelu: 0.5 x (1 + erf(x / sqrt 2)), float32 in and out, evaluated in double
+ * and rounded once, the same way as ops/activations.py's numpy path: with
+ * t = erfc(|x| / sqrt 2), 1 + erf(x / sqrt 2) is t for x < 0 (no cancellation) and
+ * 2 - t for x >= 0. erfc(z) = exp(-z^2) R(z), R read from the caller's table of
+ * piecewise polynomials (ops/elementwise_unary.py's interpolants: `intervals` rows
+ * of 5 power-basis coefficients in s in [0, 1) over intervals of 1/inv_width),
+ * clipped to the last interval beyond its end, where exp(-z^2) makes it 0 anyway.
+ * The table comes as a pointer because this module keeps no data of its own.
+ */
+typedef union { double d; uint64_t u; } bits64;
+
+/* 2^-k for 0 <= k <= 1022, from its bit pattern. */
+INLINE double pow2_neg(int k) {
+    bits64 b;
+    b.u = (uint64_t)(1023 - k) << 52;
+    return b.d;
+}
+
+/* exp(-w) for w >= 0 (or NaN): -w = r - k ln 2 with |r| <= ln2 / 2, exp(r) by its
+ * Taylor polynomial to degree 13 (truncation < 2e-16 relative), then the power of two
+ * in two steps so that no step leaves the normal range early. ln 2 is split in a
+ * head with trailing zero bits (k * head is exact) and a tail. */
+INLINE double exp_neg(double w) {
+    if (!(w < 745.0)) return w == w ? 0.0 : w;    /* underflow (and +inf) -> 0; NaN stays */
+    const double ln2_head = 0.693147180369123816490, ln2_tail = 1.90821492927058770002e-10;
+    int k = (int)(w * 1.44269504088896340736 + 0.5);
+    double r = ((double)k * ln2_head - w) + (double)k * ln2_tail;
+    double p = 1.0 / 6227020800.0;                              /* 1/13! */
+    p = p * r + 1.0 / 479001600.0;  p = p * r + 1.0 / 39916800.0; p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;     p = p * r + 1.0 / 40320.0;    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;        p = p * r + 1.0 / 120.0;      p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;          p = p * r + 0.5;              p = p * r + 1.0;
+    p = p * r + 1.0;
+    if (k > 1000) { p *= pow2_neg(1000); k -= 1000; }
+    return p * pow2_neg(k);
+}
+
+EXPORT void gelu_f32(const float *x, float *out, int n, const double *table, int intervals, double inv_width) {
+    for (int i = 0; i < n; i++) {
+        double v = x[i];
+        double z = (v < 0 ? -v : v) * 0.70710678118654752440;   /* |x| / sqrt 2 */
+        double u = z * inv_width, s;
+        int index;
+        if (u < (double)intervals) { index = (int)u; s = u - (double)index; }
+        else { index = intervals - 1; s = 1.0; }                /* beyond the table, or NaN */
+        const double *c = table + (long)index * 5;
+        double r = (((c[4] * s + c[3]) * s + c[2]) * s + c[1]) * s + c[0];
+        double tail = r * exp_neg(z * z);
+        double half = v >= 0 ? (tail * -2.0 + 2.0) + tail : tail;
+        out[i] = (float)(half * 0.5 * v);
+    }
+}
