@@ -24,7 +24,7 @@ def native() -> Kernels:
     build_kernels()
     lib = ctypes.CDLL(str(REPO / "build" / "kernels" / "libwebnn_kernels.so"))
     i, p, f = ctypes.c_int, ctypes.c_void_p, ctypes.c_float
-    lib.sgemm.argtypes = [i, i, i, p, i, i, p, i, p, i, p, p, i, f, f]
+    lib.sgemm.argtypes = [i, i, i, p, i, i, p, i, p, i, p, p, i, f, f, p]
     lib.sgemm.restype = None
     lib.depthwise_nhwc.argtypes = [i, i, i, i, p, p, i, i, p, p, i, i, i, i, i, i, i, i, i, f, f]
     lib.depthwise_nhwc.restype = None

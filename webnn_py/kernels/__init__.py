@@ -55,10 +55,13 @@ class Kernels:
         if out is None:
             out = np.empty((m, n), _F32)
         lo, hi = clamp if clamp is not None else (0.0, 0.0)
+        # Packing B's strips pays off once enough rows reuse them.
+        pack = np.empty(k * (n // 8) * 8, _F32) if m >= 16 and n >= 8 and k > 1 else None
         if m and n:
             self._sgemm(m, n, k, self._ptr(a), a.strides[0] // 4, a.strides[1] // 4,
                         self._ptr(b), b.strides[0] // 4, self._ptr(out), n,
-                        self._ptr(bias_m), self._ptr(bias_n), int(clamp is not None), float(lo), float(hi))
+                        self._ptr(bias_m), self._ptr(bias_n), int(clamp is not None), float(lo), float(hi),
+                        self._ptr(pack))
         return out
 
     def clamp(self, x: np.ndarray, lower, upper, out: np.ndarray) -> np.ndarray:

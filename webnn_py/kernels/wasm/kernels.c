@@ -68,6 +68,12 @@ EXPORT void clamp_f32(const float *x, float *out, int n, float lo_s, float hi_s)
  * rows), and a 4 x 8 register block: 8 f32x4 accumulators, a broadcast of A
  * and two loads of B per k. Edges: 4-wide column strips, then scalars; rows in
  * blocks of 1. The sum over k is in increasing k order for every element.
+ *
+ * With `pack` (the caller's scratch of k * (n / 8) * 8 floats), the full 8-column
+ * strips of B are first copied there, each strip's K x 8 block contiguous: reading
+ * a strip straight from B walks k rows ldb apart, and with ldb a multiple of 1024
+ * floats (a transformer's 1024-wide weights) those rows all fall into the same few
+ * cache sets and evict each other.
  */
 #define MC 64
 
@@ -91,20 +97,32 @@ EXPORT void sgemm(int m, int n, int k,
                   const float *b, int ldb,
                   float *c, int ldc,
                   const float *bias_m, const float *bias_n,
-                  int act, float lo_s, float hi_s) {
+                  int act, float lo_s, float hi_s, float *pack) {
     v4 lo = splat(lo_s), hi = splat(hi_s);
+    if (pack) {
+        for (int j = 0; j + 8 <= n; j += 8) {
+            float *dst = pack + (long)j * k;
+            const float *src = b + j;
+            for (int p = 0; p < k; p++, dst += 8, src += ldb) {
+                store4(dst, load4(src));
+                store4(dst + 4, load4(src + 4));
+            }
+        }
+    }
     for (int i0 = 0; i0 < m; i0 += MC) {
         int i1 = i0 + MC < m ? i0 + MC : m;
         int j = 0;
         for (; j + 8 <= n; j += 8) {
-            const float *bj = b + j;
+            /* The strip and the step from one k to the next, in B or in its packed copy. */
+            const float *bj = pack ? pack + (long)j * k : b + j;
+            int step = pack ? 8 : ldb;
             const float *bnj = bias_n ? bias_n + j : 0;
             int i = i0;
             for (; i + 4 <= i1; i += 4) {
                 const float *a0 = a + (long)i * a_rs, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs;
                 v4 c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0}, c30 = {0}, c31 = {0};
                 const float *bk = bj;
-                for (int p = 0; p < k; p++, bk += ldb) {
+                for (int p = 0; p < k; p++, bk += step) {
                     v4 b0 = load4(bk), b1 = load4(bk + 4);
                     long off = (long)p * a_cs;
                     v4 x0 = splat(a0[off]), x1 = splat(a1[off]), x2 = splat(a2[off]), x3 = splat(a3[off]);
@@ -123,7 +141,7 @@ EXPORT void sgemm(int m, int n, int k,
                 const float *a0 = a + (long)i * a_rs;
                 v4 c00 = {0}, c01 = {0};
                 const float *bk = bj;
-                for (int p = 0; p < k; p++, bk += ldb) {
+                for (int p = 0; p < k; p++, bk += step) {
                     v4 x0 = splat(a0[(long)p * a_cs]);
                     c00 += x0 * load4(bk); c01 += x0 * load4(bk + 4);
                 }
