@@ -32,4 +32,6 @@ def native() -> Kernels:
     lib.clamp_f32.restype = None
     lib.gelu_f32.argtypes = [p, p, i, p, i, ctypes.c_double]
     lib.gelu_f32.restype = None
+    lib.softmax_rows_f32.argtypes = [p, p, i, i, p]
+    lib.softmax_rows_f32.restype = None
     return Kernels(lib, "native")

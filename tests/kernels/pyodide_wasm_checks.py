@@ -98,6 +98,25 @@ def test_wasm_gelu_within_one_ulp():
         k.gelu = original
 
 
+def test_wasm_softmax_rows():
+    from webnn_py.ops.activations import softmax
+    k = _wasm()
+    x = (RNG.standard_normal((4, 128)) * 20).astype(np.float32)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=-1, keepdims=True))
+    ref = e / e.sum(axis=-1, keepdims=True)
+    got = k.softmax_rows(x)
+    assert np.all(np.abs(got - ref) <= np.spacing(np.abs(ref.astype(np.float32))))
+    calls = []
+    original = k.softmax_rows
+    k.softmax_rows = lambda *a: calls.append(1) or original(*a)
+    try:
+        np.testing.assert_array_equal(softmax([x], {"axis": 1}, None)[0], got)
+        assert calls
+    finally:
+        k.softmax_rows = original
+
+
 def test_operators_take_the_wasm_path():
     """matmul and conv2d (1x1, 3x3 and depthwise, NHWC) call the wasm kernels."""
     from webnn_py.ops import convolution, matmul

@@ -173,3 +173,25 @@ def test_gelu_kernel_within_one_ulp_of_float64_over_a_dense_sweep(native):
     got = native.gelu(special)
     assert np.isnan(got[0]) and got[1] == np.inf and np.isnan(got[2])     # -inf * 0 is NaN, as the formula says
     assert got[3] == 0 and got[4] == 0
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (4, 128), (2, 5, 1000), (9,)])
+def test_softmax_rows_within_one_ulp_of_float64(native, shape):
+    x = (RNG.standard_normal(shape) * 30).astype(np.float32)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=-1, keepdims=True))
+    ref = e / e.sum(axis=-1, keepdims=True)
+    got = native.softmax_rows(x)
+    ulp = np.spacing(np.abs(ref.astype(np.float32))).astype(np.float64)
+    assert got.dtype == np.float32 and np.all(np.abs(got - ref) <= ulp)
+
+
+def test_softmax_rows_special_values(native):
+    x = np.array([[0.0, np.nan, 1.0, 2.0], [np.inf, 0.0, 1.0, 2.0], [-np.inf, 0.0, 0.0, -np.inf],
+                  [-np.inf] * 4, [1e30, -1e30, 1e30, 0.0]], np.float32)
+    got = native.softmax_rows(x)
+    assert np.isnan(got[0]).all()                              # NaN row
+    assert np.isnan(got[1]).all()                              # inf - inf is NaN, so is the sum
+    np.testing.assert_array_equal(got[2], [0.0, 0.5, 0.5, 0.0])
+    assert np.isnan(got[3]).all()                              # -inf - -inf
+    np.testing.assert_array_equal(got[4], [0.5, 0.0, 0.5, 0.0])

@@ -34,6 +34,10 @@ def with_native(native, monkeypatch):
             calls.append("clamp")
             return native.clamp(*a, **kw)
 
+        def softmax_rows(self, *a, **kw):
+            calls.append("softmax")
+            return native.softmax_rows(*a, **kw)
+
         def gelu(self, *a, **kw):
             calls.append("gelu")
             return native.gelu(*a, **kw)
@@ -147,3 +151,12 @@ def test_transformer_mlp_chain_through_the_kernels(with_native):
     with_native.clear()
     run(lambda g, op: g.gelu(op["x"]), {"x": x.astype(np.float16)})
     assert "gelu" not in with_native
+
+
+@pytest.mark.parametrize("axis", [1, 2, 0])
+def test_softmax_through_the_kernel(with_native, axis):
+    x = (RNG.standard_normal((4, 8, 33)) * 5).astype(np.float32)
+    ref = torch.softmax(torch.from_numpy(x).double(), dim=axis).numpy()
+    got = run(lambda g, op: g.softmax(op["x"], axis), {"x": x})
+    assert_close(got, ref, ulp=1)
+    assert ("softmax" in with_native) == (axis == 2)      # only the last, contiguous axis

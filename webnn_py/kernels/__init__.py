@@ -33,6 +33,7 @@ class Kernels:
         self._depthwise = functions.depthwise_nhwc
         self._clamp = functions.clamp_f32
         self._gelu = functions.gelu_f32
+        self._softmax = functions.softmax_rows_f32
         self._erfc_table = None
         self.name = name
 
@@ -82,6 +83,15 @@ class Kernels:
         out = np.empty(x.shape, _F32)
         if x.size:
             self._gelu(self._ptr(x), self._ptr(out), x.size, self._ptr(table), table.shape[0], inv_width)
+        return out
+
+    def softmax_rows(self, x: np.ndarray) -> np.ndarray:
+        """§8.9.55 softmax along the last axis of a C-contiguous float32 array."""
+        out = np.empty(x.shape, _F32)
+        if x.size:
+            n = x.shape[-1]
+            scratch = np.empty(n, np.float64)
+            self._softmax(self._ptr(x), self._ptr(out), x.size // n, n, self._ptr(scratch))
         return out
 
     def depthwise_nhwc(self, x: np.ndarray, filter_hwc: np.ndarray, bias, out_hw, strides, dilations,

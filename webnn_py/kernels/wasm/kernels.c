@@ -294,3 +294,29 @@ EXPORT void gelu_f32(const float *x, float *out, int n, const double *table, int
         out[i] = (float)(half * 0.5 * v);
     }
 }
+
+/* --------------------------------------------------------------- softmax ----
+ * §8.9.55 softmax along contiguous rows of length n (rows of them), float32 in and
+ * out, in double like ops/activations.py's numpy path: e = exp(x - max) (x - max <= 0,
+ * so exp_neg(max - x)), out = e / sum(e), rounded once. A NaN anywhere in a row makes
+ * the maximum NaN and so the whole row NaN, as numpy's max does. `scratch` holds a
+ * row's exponentials (n doubles, the caller's).
+ */
+EXPORT void softmax_rows_f32(const float *x, float *out, int rows, int n, double *scratch) {
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (long)r * n;
+        float *orow = out + (long)r * n;
+        double m = xr[0];
+        for (int i = 1; i < n; i++) {
+            double v = xr[i];
+            if (m == m && (v > m || v != v)) m = v;
+        }
+        double sum = 0.0;
+        for (int i = 0; i < n; i++) {
+            double e = exp_neg(m - (double)xr[i]);
+            scratch[i] = e;
+            sum += e;
+        }
+        for (int i = 0; i < n; i++) orow[i] = (float)(scratch[i] / sum);
+    }
+}
