@@ -34,4 +34,6 @@ def native() -> Kernels:
     lib.gelu_f32.restype = None
     lib.softmax_rows_f32.argtypes = [p, p, i, i, p]
     lib.softmax_rows_f32.restype = None
+    lib.im2col_nhwc.argtypes = [p] + [i] * 14 + [p]
+    lib.im2col_nhwc.restype = None
     return Kernels(lib, "native")

@@ -195,3 +195,38 @@ def test_softmax_rows_special_values(native):
     np.testing.assert_array_equal(got[2], [0.0, 0.5, 0.5, 0.0])
     assert np.isnan(got[3]).all()                              # -inf - -inf
     np.testing.assert_array_equal(got[4], [0.5, 0.0, 0.5, 0.0])
+
+
+@pytest.mark.parametrize("shape,kernel,geometry", DEPTHWISE[::3])
+def test_im2col_then_gemm_is_a_conv(native, shape, kernel, geometry):
+    """The patch matrix times the filter matrix against torch's conv2d (groups 1), and
+    the patch matrix itself against patches cut out of a zero-padded copy."""
+    strides, dilations, pads = geometry
+    _, h, w, c = shape
+    kh, kw = kernel
+    oh = out_size(h, kh, dilations[0], strides[0], pads[0], pads[1])
+    ow = out_size(w, kw, dilations[1], strides[1], pads[2], pads[3])
+    if oh < 1 or ow < 1:
+        pytest.skip("no output for this geometry")
+    x = RNG.standard_normal((h, w, c)).astype(np.float32)
+    o = 5
+    wt = RNG.standard_normal((o, c, kh, kw)).astype(np.float32)
+    matrix = np.ascontiguousarray(wt.transpose(2, 3, 1, 0).reshape(kh * kw * c, o))
+    cols = np.full((oh * ow, kh * kw * c), np.nan, np.float32)
+    native.im2col_nhwc(x, (kh, kw), strides, dilations, (pads[0], pads[2]), range(0, oh), ow, cols)
+    xp = np.pad(x, ((pads[0], pads[1]), (pads[2], pads[3]), (0, 0)))
+    for oy, ox in [(0, 0), (oh - 1, ow - 1), (oh // 2, ow // 3)]:
+        patch = np.stack([xp[oy * strides[0] + i * dilations[0], ox * strides[1] + j * dilations[1]]
+                          for i in range(kh) for j in range(kw)]).reshape(-1)
+        np.testing.assert_array_equal(cols[oy * ow + ox], patch)
+    got = native.gemm(cols, matrix).reshape(oh, ow, o)
+    xt = torch.nn.functional.pad(torch.from_numpy(x.astype(np.float64)).permute(2, 0, 1)[None],
+                                    (pads[2], pads[3], pads[0], pads[1]))
+    ref = torch.nn.functional.conv2d(xt, torch.from_numpy(wt.astype(np.float64)), stride=strides,
+                                     dilation=dilations)[0].permute(1, 2, 0).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5 * kh * kw * c)
+    # A block of rows in the middle writes only its rows.
+    part = np.full((2 * ow, kh * kw * c), np.nan, np.float32)
+    if oh >= 3:
+        native.im2col_nhwc(x, (kh, kw), strides, dilations, (pads[0], pads[2]), range(1, 3), ow, part)
+        np.testing.assert_array_equal(part, cols[ow:3 * ow])

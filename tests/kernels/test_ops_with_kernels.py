@@ -34,6 +34,10 @@ def with_native(native, monkeypatch):
             calls.append("clamp")
             return native.clamp(*a, **kw)
 
+        def im2col_nhwc(self, *a, **kw):
+            calls.append("im2col")
+            return native.im2col_nhwc(*a, **kw)
+
         def softmax_rows(self, *a, **kw):
             calls.append("softmax")
             return native.softmax_rows(*a, **kw)
@@ -87,6 +91,8 @@ def test_conv2d_through_the_kernels(with_native, case, layout, batches, with_bia
     if expect is not None:
         # (an NCHW depthwise conv too: the compiler's layout pass runs it channels-last)
         assert expect in with_native
+    if expect == "gemm" and k != (1, 1) and layout == "nhwc" and batches == 1:
+        assert "im2col" in with_native
 
 
 def test_conv2d_relu6_chain_and_float16(with_native):

@@ -34,6 +34,7 @@ class Kernels:
         self._clamp = functions.clamp_f32
         self._gelu = functions.gelu_f32
         self._softmax = functions.softmax_rows_f32
+        self._im2col = functions.im2col_nhwc
         self._erfc_table = None
         self.name = name
 
@@ -83,6 +84,18 @@ class Kernels:
         out = np.empty(x.shape, _F32)
         if x.size:
             self._gelu(self._ptr(x), self._ptr(out), x.size, self._ptr(table), table.shape[0], inv_width)
+        return out
+
+    def im2col_nhwc(self, x: np.ndarray, kernel, strides, dilations, pads_begin, out_rows: range, out_w: int,
+                    out: np.ndarray) -> np.ndarray:
+        """The conv2d patch matrix of output rows `out_rows` of one C-contiguous NHWC image
+        x [h, w, c] into `out` (C-contiguous, [len(out_rows) * out_w, kh * kw * c]);
+        columns ordered (i, j, channel), zeros for the padding."""
+        h, w, c = x.shape
+        if len(out_rows) and out_w:
+            self._im2col(self._ptr(x), h, w, c, kernel[0], kernel[1], strides[0], strides[1], dilations[0],
+                         dilations[1], pads_begin[0], pads_begin[1], out_rows.start, len(out_rows), out_w,
+                         self._ptr(out))
         return out
 
     def softmax_rows(self, x: np.ndarray) -> np.ndarray:

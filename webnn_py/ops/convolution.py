@@ -278,7 +278,7 @@ class Conv2dPlan:
             return fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias).reshape(self.output_shape)
         if nchw or n != 1:
             return self._numpy_with_bias(x, bias)
-        return self._im2col_nhwc_single(self._padded(x), bias)
+        return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias)
 
     def _numpy_with_bias(self, x, bias):
         y = self._numpy(x)
@@ -286,23 +286,22 @@ class Conv2dPlan:
             self.add_bias(y, bias)
         return y
 
-    def _im2col_nhwc_single(self, xp: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
-        """_im2col for one NHWC image, each block's GEMM writing its output rows in place."""
+    def _im2col_nhwc_single(self, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        """_im2col for one NHWC image [h, w, c], both halves in the kernels: the patch
+        matrix of a block of output rows (padding as zeros, no padded copy), then its
+        GEMM writing those output rows in place."""
         c, o, kh, kw, ow = self.channels, self.out_channels, self.kh, self.kw, self.out_w
         depth = c * kh * kw
         block = max(1, min(self.out_h, self.BLOCK_ELEMENTS // max(1, depth * ow)))
         out = np.empty(self.output_shape, np.float32)
         rows_out = out.reshape(self.out_h * ow, o)
-        cols = np.empty((1, block, ow, kh, kw, c), np.float32)
+        cols = np.empty(block * ow * depth, np.float32)
+        pads = (self.padding[0], self.padding[2])
         for r0 in range(0, self.out_h, block):
-            rows = slice(r0, min(r0 + block, self.out_h))
-            count = rows.stop - r0
-            part = cols[:, :count]
-            for i in range(kh):
-                for j in range(kw):
-                    part[:, :, :, i, j] = self._tap(xp, i, j, rows)
-            self.fast.gemm(part.reshape(count * ow, depth), self.matrix, bias_n=bias,
-                           out=rows_out[r0 * ow:rows.stop * ow])
+            rows = range(r0, min(r0 + block, self.out_h))
+            part = cols[:len(rows) * ow * depth].reshape(len(rows) * ow, depth)
+            self.fast.im2col_nhwc(x, (kh, kw), self.strides, self.dilations, pads, rows, ow, part)
+            self.fast.gemm(part, self.matrix, bias_n=bias, out=rows_out[r0 * ow:rows.stop * ow])
         return out
 
     def _numpy(self, x: np.ndarray) -> np.ndarray:

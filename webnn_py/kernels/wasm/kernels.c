@@ -320,3 +320,35 @@ EXPORT void softmax_rows_f32(const float *x, float *out, int rows, int n, double
         for (int i = 0; i < n; i++) orow[i] = (float)(scratch[i] / sum);
     }
 }
+
+/* ---------------------------------------------------------------- im2col ----
+ * The patch matrix of output rows [oy0, oy0 + rows) of a conv2d on one NHWC image
+ * [h, w, c]: row (oy - oy0) * ow + ox, columns (i, j, ch) in that order (the filter
+ * matrix's row order for NHWC), zeros where a tap falls into the padding (begin
+ * padding pt, pl; the end padding is implied). Replaces kh * kw strided numpy copies
+ * and the padded copy of the input: with MobileNet's first conv (3 channels) those
+ * copies moved 3 floats at a time.
+ */
+EXPORT void im2col_nhwc(const float *x, int h, int w, int c, int kh, int kw, int sh, int sw, int dh, int dw,
+                        int pt, int pl, int oy0, int rows, int ow, float *out) {
+    for (int oy = oy0; oy < oy0 + rows; oy++) {
+        for (int ox = 0; ox < ow; ox++) {
+            for (int i = 0; i < kh; i++) {
+                int iy = oy * sh + i * dh - pt;
+                for (int j = 0; j < kw; j++) {
+                    int ix = ox * sw + j * dw - pl;
+                    int ch = 0;
+                    if (iy >= 0 && iy < h && ix >= 0 && ix < w) {
+                        const float *src = x + ((long)iy * w + ix) * c;
+                        for (; ch + 4 <= c; ch += 4) store4(out + ch, load4(src + ch));
+                        for (; ch < c; ch++) out[ch] = src[ch];
+                    } else {
+                        for (; ch + 4 <= c; ch += 4) store4(out + ch, splat(0.0f));
+                        for (; ch < c; ch++) out[ch] = 0.0f;
+                    }
+                    out += c;
+                }
+            }
+        }
+    }
+}
