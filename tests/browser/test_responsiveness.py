@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 PAGES = Path(__file__).parent / "pages"
-N, STEPS = 128, 300               # 300 matmuls of 128x128 (0.5-1.5 s in Pyodide here)
-TRIP = 30000                      # loop iterations (0.6-2 s)
+N, STEPS = 256, 600               # 600 matmuls of 256x256, 20 GFLOP (0.5-1 s with the wasm GEMM kernel)
+TRIP = 60000                      # loop iterations (0.6-2 s; the runaway test stops at this many)
 
 
 def _matmul_expected():
@@ -61,7 +61,7 @@ def _run(browser, query, kind, a, b, click=True):
             page.click("#b")
         facts = page.evaluate("window.run")
         print(f"{kind}{query}: " + "{ms:.0f} ms, {ticks} ticks, gaps: p90 {p90GapMs:.1f} ms, max {maxGapMs:.1f} ms, {frames} frames, "
-              "{clicksDuringRun} clicks; before it, scipy's one-time import froze the page for {warmUpFreezeMs:.0f} ms"
+              "{clicksDuringRun} clicks"
               .format(**facts))
     finally:
         page.close()
