@@ -191,3 +191,25 @@ def test_missing_wasm_falls_back_to_numpy_with_a_warning():
     finally:
         logging.getLogger("webnn_py").removeHandler(handler)
         kernels._loaded, kernels._tried, kernels.resources = saved
+
+
+async def test_asynchronous_compile_fallback():
+    """Where a browser refuses the synchronous compile, the module is compiled
+    asynchronously: numpy serves meanwhile, the kernels afterwards."""
+    import asyncio
+    saved = kernels._loaded, kernels._tried
+    try:
+        kernels._loaded, kernels._tried = None, True
+        kernels._load_wasm(synchronously=False)
+        assert kernels.available() is None           # not yet: the numpy paths serve
+        for _ in range(100):
+            if kernels.available() is not None:
+                break
+            await asyncio.sleep(0.05)
+        k = kernels.available()
+        assert k is not None and k is not saved[0]
+        a = RNG.standard_normal((20, 9)).astype(np.float32)
+        b = RNG.standard_normal((9, 17)).astype(np.float32)
+        np.testing.assert_allclose(k.gemm(a, b), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    finally:
+        kernels._loaded, kernels._tried = saved

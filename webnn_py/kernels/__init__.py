@@ -133,7 +133,7 @@ def available() -> Kernels | None:
     return _loaded
 
 
-def _load_wasm() -> None:
+def _load_wasm(synchronously: bool = True) -> None:
     global _tried, _loaded
     _tried = True
     try:
@@ -155,6 +155,9 @@ def _load_wasm() -> None:
         imports = to_js({"env": {"memory": memory}}, dict_converter=js.Object.fromEntries)
     except Exception as e:  # noqa: BLE001 - any failure means: numpy kernels
         _log.warning("webnn-py: cannot reach Pyodide's memory for kernels.wasm (%s); using the numpy kernels", e)
+        return
+    if not synchronously:
+        _compile_later(js, module_bytes, imports, "not tried")
         return
     try:
         # Synchronous compile: ~15 KB, under what browsers compile synchronously on a page's
