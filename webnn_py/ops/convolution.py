@@ -194,8 +194,9 @@ class Conv2dPlan:
       * other grouped convolutions: im2col over windows with one batched product.
 
     In Pyodide, float32 plans call the WebAssembly kernels (webnn_py.kernels) for
-    the GEMMs and for NHWC depthwise convolutions, with the bias added in the
-    kernels' epilogue instead of in a separate pass.
+    the GEMMs, the NHWC im2col of one image and NHWC depthwise convolutions, with
+    the bias added in the kernels' epilogue instead of in a separate pass. (The
+    kernels are looked up when the plan is made, at build() for a constant filter.)
     """
 
     # Size of one im2col block (elements): bounds the extra memory of large convolutions.
@@ -251,10 +252,7 @@ class Conv2dPlan:
         the output channels, if given), as a fresh contiguous array in the output's layout."""
         if self.fast is not None and self.path != "grouped":
             return self._fast(x, bias)
-        y = self._numpy(x)
-        if bias is not None:
-            self.add_bias(y, bias)
-        return y
+        return self._numpy_with_bias(x, bias)
 
     def _fast(self, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
         """The wasm kernels' paths (float32): the same GEMM shapes as the numpy paths,
