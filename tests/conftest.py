@@ -42,15 +42,16 @@ def pytest_pyfunc_call(pyfuncitem):
 def pyodide_runtime() -> Path:
     """build/pyodide with a webnn_py wheel built from the current sources.
 
-    Re-running the runtime step is cheap when nothing changed (it only hashes),
+    Re-running the kernels and runtime steps is cheap when nothing changed (they only hash),
     and it keeps browser tests from silently testing a stale wheel after an edit.
     Without a runtime the test is skipped, except in CI, where that is a failure."""
     if not (RUNTIME / "pyodide.asm.wasm").is_file():
         if os.environ.get("CI"):
             pytest.fail("build/pyodide is missing in CI: ./dev setup did not run")
         pytest.skip("no Pyodide runtime in build/pyodide: run ./dev setup")
-    subprocess.run([sys.executable, str(REPO / "tools" / "setup_runtime.py")], check=True,
-                   stdout=subprocess.DEVNULL)
+    # The wheel ships kernels.wasm: rebuild it first (a hash check when the C is unchanged).
+    for step in ("build_kernels.py", "setup_runtime.py"):
+        subprocess.run([sys.executable, str(REPO / "tools" / step)], check=True, stdout=subprocess.DEVNULL)
     return RUNTIME
 
 
