@@ -4,8 +4,11 @@
     with --import-memory so that Pyodide instantiates it on its own WebAssembly.Memory
     (the numpy buffers' memory). A build artifact (gitignored) that the wheel ships as
     package data (pyproject.toml's hatch artifacts), so this runs before the wheel.
-  * build/kernels/libwebnn_kernels.so: the same source for the host, used only by
-    tests/kernels (through ctypes) to check the kernels against numpy/torch.
+  * webnn_py/kernels/native/libwebnn_kernels.so: the same source for the host (plain
+    -O3; -march=native measured no faster here), loaded through ctypes by
+    webnn_py.kernels.native() for depthwise conv2d, gelu and softmax rows on the host,
+    and by tests/kernels to check every kernel against numpy/torch. Gitignored and
+    not in the wheel (hatch leaves gitignored files out): built where it runs.
 
 The wasm module must not use Pyodide's memory for itself: the source has no static
 data and no stack, and this script checks both (no data segment, no reference to
@@ -27,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_DIR = ROOT / "webnn_py" / "kernels" / "wasm"
 WASM = SOURCE_DIR / "kernels.wasm"
-NATIVE = ROOT / "build" / "kernels" / "libwebnn_kernels.so"
+NATIVE = ROOT / "webnn_py" / "kernels" / "native" / "libwebnn_kernels.so"
 STAMP = ROOT / "build" / "kernels" / ".stamp"
 
 COMMON = ["-O3", "-std=c11", "-Wall", "-Werror", "-ffreestanding", "-fno-builtin", "-fno-math-errno"]
@@ -105,6 +108,7 @@ def build(force: bool = False, native_only: bool = False) -> str:
     if not force and STAMP.is_file() and STAMP.read_text() == want and all(t.is_file() for t in targets):
         return "unchanged"
     NATIVE.parent.mkdir(parents=True, exist_ok=True)
+    STAMP.parent.mkdir(parents=True, exist_ok=True)
     srcs = [str(p) for p in sources()]
     run([clang, *COMMON, *NATIVE_FLAGS, "-o", str(NATIVE), *srcs])
     if native_only:

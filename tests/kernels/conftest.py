@@ -1,5 +1,4 @@
 """The C kernels built natively from the same source as kernels.wasm, through ctypes."""
-import ctypes
 import shutil
 import subprocess
 import sys
@@ -7,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from webnn_py.kernels import Kernels
+from webnn_py.kernels import NATIVE_LIBRARY, Kernels, load_native
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,18 +21,4 @@ def build_kernels() -> None:
 @pytest.fixture(scope="session")
 def native() -> Kernels:
     build_kernels()
-    lib = ctypes.CDLL(str(REPO / "build" / "kernels" / "libwebnn_kernels.so"))
-    i, p, f = ctypes.c_int, ctypes.c_void_p, ctypes.c_float
-    lib.sgemm.argtypes = [i, i, i, p, i, i, p, i, p, i, p, p, i, f, f, p]
-    lib.sgemm.restype = None
-    lib.depthwise_nhwc.argtypes = [i, i, i, i, p, p, i, i, p, p, i, i, i, i, i, i, i, i, i, f, f]
-    lib.depthwise_nhwc.restype = None
-    lib.clamp_f32.argtypes = [p, p, i, f, f]
-    lib.clamp_f32.restype = None
-    lib.gelu_f32.argtypes = [p, p, i, p, i, ctypes.c_double]
-    lib.gelu_f32.restype = None
-    lib.softmax_rows_f32.argtypes = [p, p, i, i, p]
-    lib.softmax_rows_f32.restype = None
-    lib.im2col_nhwc.argtypes = [p] + [i] * 14 + [p]
-    lib.im2col_nhwc.restype = None
-    return Kernels(lib, "native")
+    return load_native(NATIVE_LIBRARY)

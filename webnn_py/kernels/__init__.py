@@ -2,9 +2,12 @@
 
 In Pyodide, `available()` gives them as WebAssembly SIMD code instantiated on
 Pyodide's own WebAssembly.Memory, so they read and write numpy buffers in place
-(a pointer is the buffer's address). On the host the numpy/BLAS paths stay
-(numpy's matmul already calls an optimised BLAS there); tests/kernels loads the
-same C source as a native library to check it.
+(a pointer is the buffer's address). On the host, GEMMs stay with numpy's matmul
+(it calls an optimised BLAS, faster than our C there), but the kernels numpy has
+no single call for -- depthwise conv2d, gelu, softmax rows -- are ~4x faster as
+the same C built natively at set-up (`native()`, a ctypes library next to this
+file, gitignored and never in the wheel). `simd()` gives whichever of the two
+this platform has, for those kernels.
 
 A missing or broken kernels.wasm never breaks anything: it is logged once as a
 warning and the numpy paths serve.
@@ -12,8 +15,10 @@ warning and the numpy paths serve.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
@@ -22,6 +27,10 @@ _F32 = np.dtype(np.float32)
 
 _loaded: "Kernels | None" = None
 _tried = False
+_native: "Kernels | None" = None
+_native_tried = False
+# Where tools/build_kernels.py puts the native build (ctypes; never in the wheel).
+NATIVE_LIBRARY = Path(__file__).resolve().parent / "native" / "libwebnn_kernels.so"
 
 
 class Kernels:
@@ -131,6 +140,52 @@ def available() -> Kernels | None:
         return None
     _load_wasm()
     return _loaded
+
+
+def simd() -> Kernels | None:
+    """The kernels for depthwise conv2d, gelu and softmax rows: the wasm ones in
+    Pyodide, the native build on the host, else None (numpy)."""
+    fast = available()
+    return fast if fast is not None else native()
+
+
+def native() -> Kernels | None:
+    """On the host: the C kernels built natively by tools/build_kernels.py at set-up,
+    loaded once with ctypes; None when that library is missing (no clang), fails to
+    load, or WEBNN_PY_NATIVE_KERNELS=0."""
+    global _native, _native_tried
+    if _native_tried:
+        return _native
+    _native_tried = True
+    if sys.platform == "emscripten" or os.environ.get("WEBNN_PY_NATIVE_KERNELS", "1") == "0":
+        return None
+    if NATIVE_LIBRARY.is_file():
+        try:
+            _native = load_native(NATIVE_LIBRARY)
+        except OSError as e:
+            _log.warning("webnn-py: cannot load %s (%s); using the numpy kernels", NATIVE_LIBRARY, e)
+    return _native
+
+
+def load_native(path) -> Kernels:
+    """The C entry points of a native build, with their C signatures (kernels.c)."""
+    import ctypes
+
+    lib = ctypes.CDLL(str(path))
+    i, p, f = ctypes.c_int, ctypes.c_void_p, ctypes.c_float
+    signatures = {
+        "sgemm": [i, i, i, p, i, i, p, i, p, i, p, p, i, f, f, p],
+        "depthwise_nhwc": [i, i, i, i, p, p, i, i, p, p, i, i, i, i, i, i, i, i, i, f, f],
+        "clamp_f32": [p, p, i, f, f],
+        "gelu_f32": [p, p, i, p, i, ctypes.c_double],
+        "softmax_rows_f32": [p, p, i, i, p],
+        "im2col_nhwc": [p] + [i] * 14 + [p],
+    }
+    for name, argtypes in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes = argtypes
+        function.restype = None
+    return Kernels(lib, "native")
 
 
 def _load_wasm(synchronously: bool = True) -> None:

@@ -214,6 +214,7 @@ class Conv2dPlan:
         self.out_channels, self.kh, self.kw = o, kh, kw
         nchw = self.layout == "nchw"
         self.fast = kernels.available() if w_oihw.dtype == np.float32 else None
+        self.depthwise_kernel = None
         if self.groups == 1:
             self.path = ("pointwise" if (kh, kw) == (1, 1) and self.strides == [1, 1]
                          and not any(self.padding) else "im2col")
@@ -223,8 +224,10 @@ class Conv2dPlan:
         elif cg == 1 and o == self.groups:
             self.path = "depthwise"
             self._depthwise_taps(w_oihw.reshape(o, kh * kw))
-            if self.fast is not None and not nchw:
-                # The kernel's filter layout: [kh, kw, channels], channels contiguous.
+            # The C kernel serves NHWC depthwise on the host too (the native build, ~4x
+            # the numpy taps there); its filter layout is [kh, kw, channels].
+            self.depthwise_kernel = (kernels.simd() if w_oihw.dtype == np.float32 and not nchw else None)
+            if self.depthwise_kernel is not None:
                 self.filter_hwc = np.ascontiguousarray(w_oihw.reshape(o, kh, kw).transpose(1, 2, 0))
         else:
             self.path = "grouped"
@@ -250,6 +253,11 @@ class Conv2dPlan:
     def __call__(self, x: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
         """The convolution of `x` (compute type, the input's layout) plus `bias` (along
         the output channels, if given), as a fresh contiguous array in the output's layout."""
+        if self.path == "depthwise" and self.depthwise_kernel is not None:
+            bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
+            return self.depthwise_kernel.depthwise_nhwc(
+                np.ascontiguousarray(x), self.filter_hwc, bias, (self.out_h, self.out_w), self.strides,
+                self.dilations, (self.padding[0], self.padding[2]))
         if self.fast is not None and self.path != "grouped":
             return self._fast(x, bias)
         return self._numpy_with_bias(x, bias)
@@ -260,11 +268,8 @@ class Conv2dPlan:
         fast, n, o = self.fast, self.batches, self.out_channels
         nchw = self.layout == "nchw"
         bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
-        if self.path == "depthwise":
-            if nchw:
-                return self._numpy_with_bias(x, bias)
-            return fast.depthwise_nhwc(np.ascontiguousarray(x), self.filter_hwc, bias, (self.out_h, self.out_w),
-                                       self.strides, self.dilations, (self.padding[0], self.padding[2]))
+        if self.path == "depthwise":      # NCHW (NHWC went to depthwise_kernel)
+            return self._numpy_with_bias(x, bias)
         if self.path == "pointwise":
             hw = self.height * self.width
             if nchw:

@@ -1,0 +1,91 @@
+"""On the host, depthwise conv2d (NHWC) and gelu run in the natively built C kernels
+(webnn_py.kernels.native(), ~4x numpy there) while GEMMs stay with numpy's BLAS;
+without that library the numpy paths serve. Both checked against torch in float64."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import webnn_py.kernels as kernels
+from tests.ops.conftest import run
+from tests.portable.expect import assert_close
+
+F = torch.nn.functional
+RNG = np.random.default_rng(7)
+
+
+def _depthwise_case():
+    x = RNG.standard_normal((1, 9, 11, 6)).astype(np.float32)
+    w = RNG.standard_normal((6, 1, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal(6).astype(np.float32)
+    ref = F.conv2d(F.pad(torch.from_numpy(x.transpose(0, 3, 1, 2)).double(), (1, 0, 1, 1)),
+                   torch.from_numpy(w).double(), torch.from_numpy(b).double(), groups=6, stride=2)
+    options = {"padding": [1, 1, 1, 0], "groups": 6, "strides": [2, 2], "inputLayout": "nhwc"}
+    got = run(lambda g, op: g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}),
+              {"x": x}, {"w": w, "b": b})
+    assert_close(got, ref.numpy().transpose(0, 2, 3, 1), atol=1e-4)
+
+
+def _gelu_case():
+    x = (RNG.standard_normal((4, 37)) * 4).astype(np.float32)
+    got = run(lambda g, op: g.gelu(op["x"]), {"x": x})
+    # 0.5 x erfc(-x / sqrt 2) in double (torch's 1 + erf cancels in the negative tail).
+    ref = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64).ravel().tolist()])
+    assert_close(got, ref.reshape(x.shape), ulp=1, what="gelu")
+
+
+@pytest.fixture
+def counted_native(native, monkeypatch):
+    calls = []
+
+    class Counting:
+        name = "native"
+
+        def depthwise_nhwc(self, *a, **kw):
+            calls.append("depthwise")
+            return native.depthwise_nhwc(*a, **kw)
+
+        def gelu(self, *a, **kw):
+            calls.append("gelu")
+            return native.gelu(*a, **kw)
+
+        def gemm(self, *a, **kw):
+            calls.append("gemm")
+            return native.gemm(*a, **kw)
+
+    monkeypatch.setattr(kernels, "native", lambda: Counting())
+    return calls
+
+
+def test_the_package_loads_its_native_build(native, monkeypatch):
+    monkeypatch.setattr(kernels, "_native_tried", False)
+    monkeypatch.setattr(kernels, "_native", None)
+    monkeypatch.delenv("WEBNN_PY_NATIVE_KERNELS", raising=False)
+    loaded = kernels.native()
+    assert loaded is not None and loaded.name == "native"
+    assert kernels.available() is None          # the host: no wasm, GEMMs stay with numpy
+    assert kernels.simd() is loaded
+
+
+def test_the_switch_turns_the_native_build_off(native, monkeypatch):
+    monkeypatch.setattr(kernels, "_native_tried", False)
+    monkeypatch.setattr(kernels, "_native", None)
+    monkeypatch.setenv("WEBNN_PY_NATIVE_KERNELS", "0")
+    assert kernels.native() is None and kernels.simd() is None
+
+
+def test_depthwise_and_gelu_use_the_native_build_and_gemm_does_not(counted_native):
+    _depthwise_case()
+    _gelu_case()
+    x = RNG.standard_normal((5, 8)).astype(np.float32)
+    w = RNG.standard_normal((8, 3)).astype(np.float32)
+    got = run(lambda g, op: g.matmul(op["x"], op["w"]), {"x": x}, {"w": w})
+    assert_close(got, x.astype(np.float64) @ w.astype(np.float64), atol=1e-5)
+    assert counted_native == ["depthwise", "gelu"]
+
+
+def test_numpy_paths_without_the_native_build(monkeypatch):
+    monkeypatch.setattr(kernels, "native", lambda: None)
+    _depthwise_case()
+    _gelu_case()
