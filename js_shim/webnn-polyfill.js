@@ -140,11 +140,15 @@
       return;
     }
     const started = performance.now();
+    mark("boot");
     const runtimeConfig = await fetch(pyodideURL + "runtime-config.json")
       .then((r) => (r.ok ? r.json() : {}), () => ({}));
+    mark("config");
     const indexURL = runtimeConfig.source === "cdn" ? runtimeConfig.indexURL : pyodideURL;
     const loadPyodide = await pyodideLoader(indexURL);
+    mark("pyodide.js");
     const pyodide = await loadPyodide({ indexURL, fullStdLib: false });
+    mark("loadPyodide");
     // loadPackage() reports a package that fails to load (a missing file, a
     // sha256 mismatch) through errorCallback rather than by rejecting: collect
     // those and fail the boot with them, instead of a later "No module named".
@@ -156,17 +160,27 @@
     } else {
       await pyodide.loadPackage(["numpy", "webnn-py"], report);
     }
+    mark("packages");
     if (failures.length) {
       throw new DOMException(`webnn-py: the Python runtime did not load: ${failures.join("; ")}`, "NotSupportedError");
     }
     if (config.debug) pyodide.setDebug(true);
     bridge = pyodide.pyimport("webnn_py.browser.bridge");
+    mark("import");
     bridge.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask());
     PyProxy = pyodide.ffi.PyProxy;
     mlImpl.resolve(bridge.ml);
+    mark("ready");
     const seconds = ((performance.now() - started) / 1000).toFixed(2);
     global.console.debug(`webnn-py: Python runtime ready in ${seconds} s`);
     return { bridge, PyProxy };
+  }
+
+  // Boot phases as User Timing marks ("webnn-py:boot", …, "webnn-py:ready"), for
+  // bench/cold_start.py and the browser's performance panel. Best effort: a page
+  // that replaced `performance` loses only the marks.
+  function mark(phase) {
+    try { performance.mark("webnn-py:" + phase); } catch (e) { /* no User Timing */ }
   }
 
   // The next slice of a dispatch runs in a new task (README "Responsiveness").

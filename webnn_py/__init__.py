@@ -17,8 +17,25 @@ from .base.errors import (  # noqa: F401
     OperationError, SecurityError, UnknownError,
 )
 from .api import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTensor  # noqa: F401
-from .loader import MLModel, MLModelLoader  # noqa: F401  (the Model Loader API, on top of WebNN)
 
 __version__ = "0.1.0"
 
 ml = ML()
+
+# The Model Loader API (MLModelLoader, MLModel; on top of WebNN) is imported on
+# first use (PEP 562): its TFLite and OpenVINO importers are ~120 ms of the
+# browser's cold start (README "Benchmarks") that a page without models never needs.
+_LAZY = {"MLModel": "loader", "MLModelLoader": "loader"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
