@@ -230,3 +230,22 @@ def test_im2col_then_gemm_is_a_conv(native, shape, kernel, geometry):
     if oh >= 3:
         native.im2col_nhwc(x, (kh, kw), strides, dilations, (pads[0], pads[2]), range(1, 3), ow, part)
         np.testing.assert_array_equal(part, cols[ow:3 * ow])
+
+
+@pytest.mark.parametrize("m,n,k", [(9, 13, 6), (4, 8, 5), (67, 20, 3), (130, 36, 17)])
+def test_gemm_residual_epilogue_is_the_separate_float32_adds(native, m, n, k):
+    """((a b + bias) + residual) then clamp: bit for bit the kernel's own product followed
+    by numpy's float32 adds one at a time (every block shape: 4x8, 1x8, 4-wide, scalar),
+    with the residual also given as the output buffer itself."""
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    bias = RNG.standard_normal(n).astype(np.float32)
+    residual = RNG.standard_normal((m, n)).astype(np.float32)
+    product = native.gemm(a, b)
+    np.testing.assert_array_equal(native.gemm(a, b, bias_n=bias, residual=residual), (product + bias) + residual)
+    np.testing.assert_array_equal(native.gemm(a, b, residual=residual), product + residual)
+    np.testing.assert_array_equal(native.gemm(a, b, bias_n=bias, residual=residual, clamp=(-0.5, 1.0)),
+                                  np.clip((product + bias) + residual, np.float32(-0.5), np.float32(1.0)))
+    in_place = residual.copy()
+    native.gemm(a, b, bias_n=bias, residual=in_place, out=in_place)
+    np.testing.assert_array_equal(in_place, (product + bias) + residual)

@@ -24,6 +24,8 @@ def with_native(native, monkeypatch):
 
         def gemm(self, *a, **kw):
             calls.append("gemm")
+            # What went into the epilogue, e.g. ("epilogue", "bias_n", "residual").
+            calls.append(("epilogue",) + tuple(k for k in ("bias_n", "residual", "clamp") if kw.get(k) is not None))
             return native.gemm(*a, **kw)
 
         def depthwise_nhwc(self, *a, **kw):
@@ -166,3 +168,55 @@ def test_softmax_through_the_kernel(with_native, axis):
     got = run(lambda g, op: g.softmax(op["x"], axis), {"x": x})
     assert_close(got, ref, ulp=1)
     assert ("softmax" in with_native) == (axis == 2)      # only the last, contiguous axis
+
+
+@pytest.mark.parametrize("bias_first", [True, False])
+def test_bias_and_residual_adds_in_the_gemm_epilogue(with_native, bias_first):
+    """A transformer's linear + residual: matmul, add(constant bias), add(residual), then
+    gelu. The compiler hands both adds to the GEMM's epilogue, whose float32 additions are
+    the separate adds' own: bit for bit the unfused graph (checked against numpy doing
+    the adds one by one on the same product) and close to torch in float64. With the
+    bias given as (1, 1, n) and the adds' operands swapped, the same; a bias after the
+    residual would change the order of the additions, so it stays a separate step."""
+    x = RNG.standard_normal((2, 8, 32)).astype(np.float32)
+    w = (RNG.standard_normal((32, 24)) / 4).astype(np.float32)
+    b = RNG.standard_normal(24).astype(np.float32)
+    r = RNG.standard_normal((2, 8, 24)).astype(np.float32)
+
+    def build(g, op):
+        y = g.matmul(op["x"], op["w"])
+        if bias_first:
+            return g.gelu(g.add(op["r"], g.add(op["b"], y)))
+        return g.gelu(g.add(g.add(y, op["r"]), op["b"]))
+
+    bias = b.reshape(1, 1, 24) if bias_first else b
+    got = run(build, {"x": x, "r": r}, {"w": w, "b": bias})
+    xt, wt = torch.from_numpy(x).double(), torch.from_numpy(w).double()
+    bt, rt = torch.from_numpy(b).double(), torch.from_numpy(r).double()
+    ref = F.gelu(xt @ wt + bt + rt).numpy()
+    assert_close(got, ref, atol=1e-5)
+    epilogues = [c for c in with_native if isinstance(c, tuple)]
+    assert epilogues == [("epilogue", "bias_n", "residual")] if bias_first else [("epilogue", "residual")]
+    # Bit for bit the unfused float32 arithmetic: the same GEMM, then each add rounded.
+    with_native.clear()
+    product = run(lambda g, op: g.matmul(op["x"], op["w"]), {"x": x}, {"w": w})
+    unfused = ((product + b) + r) if bias_first else ((product + r) + b)
+    fused_pre_gelu = run(lambda g, op: g.add(g.add(g.matmul(op["x"], op["w"]), op["b"]), op["r"]) if bias_first
+                         else g.add(g.add(g.matmul(op["x"], op["w"]), op["r"]), op["b"]),
+                         {"x": x, "r": r}, {"w": w, "b": b})
+    np.testing.assert_array_equal(fused_pre_gelu, unfused)
+
+
+def test_conv_residual_in_the_gemm_epilogue(with_native):
+    """MobileNet's projection conv (1x1, bias) + residual add: the add in the GEMM epilogue."""
+    x = RNG.standard_normal((1, 6, 5, 16)).astype(np.float32)
+    w = RNG.standard_normal((8, 1, 1, 16)).astype(np.float32)       # ohwi
+    b = RNG.standard_normal(8).astype(np.float32)
+    r = RNG.standard_normal((1, 6, 5, 8)).astype(np.float32)
+    options = {"inputLayout": "nhwc", "filterLayout": "ohwi"}
+    got = run(lambda g, op: g.add(g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}), op["r"]),
+              {"x": x, "r": r}, {"w": w, "b": b})
+    ref = (torch.from_numpy(x).double().reshape(30, 16) @ torch.from_numpy(w).double().reshape(8, 16).T
+           + torch.from_numpy(b).double()).numpy().reshape(1, 6, 5, 8) + r
+    assert_close(got, ref, atol=1e-5)
+    assert [c for c in with_native if isinstance(c, tuple)] == [("epilogue", "bias_n", "residual")]

@@ -52,11 +52,13 @@ class Kernels:
         return 0 if array is None else array.__array_interface__["data"][0]
 
     def gemm(self, a: np.ndarray, b: np.ndarray, bias_m=None, bias_n=None, clamp=None,
-             out: np.ndarray | None = None) -> np.ndarray:
-        """a @ b (+ bias_m[:, None]) (+ bias_n) then clip to clamp=(lo, hi), float32,
-        2-D. a may be any float32 view with element strides (a transpose is not
-        copied); b needs contiguous rows. The result is a fresh C-contiguous array
-        unless `out` (C-contiguous, [m, n]) is given."""
+             out: np.ndarray | None = None, residual: np.ndarray | None = None) -> np.ndarray:
+        """((a @ b (+ bias_m[:, None])) (+ bias_n)) (+ residual) then clip to clamp=(lo, hi),
+        float32, 2-D, each addition rounded as a separate float32 add would be. a may be
+        any float32 view with element strides (a transpose is not copied); b needs
+        contiguous rows; bias_m/bias_n contiguous vectors; residual C-contiguous [m, n]
+        (it may be `out` itself). The result is a fresh C-contiguous array unless `out`
+        (C-contiguous, [m, n]) is given."""
         m, k = a.shape
         n = b.shape[1]
         if a.strides[0] % 4 or a.strides[1] % 4 or a.strides[0] < 0 or a.strides[1] < 0:
@@ -71,7 +73,8 @@ class Kernels:
         if m and n:
             self._sgemm(m, n, k, self._ptr(a), a.strides[0] // 4, a.strides[1] // 4,
                         self._ptr(b), b.strides[0] // 4, self._ptr(out), n,
-                        self._ptr(bias_m), self._ptr(bias_n), int(clamp is not None), float(lo), float(hi),
+                        self._ptr(bias_m), self._ptr(bias_n), self._ptr(residual), int(clamp is not None),
+                        float(lo), float(hi),
                         self._ptr(pack))
         return out
 
@@ -174,7 +177,7 @@ def load_native(path) -> Kernels:
     lib = ctypes.CDLL(str(path))
     i, p, f = ctypes.c_int, ctypes.c_void_p, ctypes.c_float
     signatures = {
-        "sgemm": [i, i, i, p, i, i, p, i, p, i, p, p, i, f, f, p],
+        "sgemm": [i, i, i, p, i, i, p, i, p, i, p, p, p, i, f, f, p],
         "depthwise_nhwc": [i, i, i, i, p, p, i, i, p, p, i, i, i, i, i, i, i, i, i, f, f],
         "clamp_f32": [p, p, i, f, f],
         "gelu_f32": [p, p, i, p, i, ctypes.c_double],

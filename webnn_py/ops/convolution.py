@@ -250,9 +250,19 @@ class Conv2dPlan:
         xs = slice(j * dw, j * dw + (self.out_w - 1) * sw + 1, sw)
         return xp[:, :, ys, xs] if self.layout == "nchw" else xp[:, ys, xs, :]
 
-    def __call__(self, x: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    def takes_residual(self) -> bool:
+        """Whether __call__ can add a residual in the GEMM's epilogue (the wasm kernel's
+        NHWC pointwise and single-image im2col paths, float32)."""
+        return (self.fast is not None and self.layout == "nhwc" and
+                (self.path == "pointwise" or (self.path == "im2col" and self.batches == 1)))
+
+    def __call__(self, x: np.ndarray, bias: np.ndarray | None = None,
+                 residual: np.ndarray | None = None) -> np.ndarray:
         """The convolution of `x` (compute type, the input's layout) plus `bias` (along
-        the output channels, if given), as a fresh contiguous array in the output's layout."""
+        the output channels, if given), as a fresh contiguous array in the output's layout;
+        plus `residual` (C-contiguous, the output's shape; only where takes_residual())."""
+        if residual is not None:
+            return self._fast(x, bias, residual)
         if self.path == "depthwise" and self.depthwise_kernel is not None:
             bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
             return self.depthwise_kernel.depthwise_nhwc(
@@ -262,7 +272,7 @@ class Conv2dPlan:
             return self._fast(x, bias)
         return self._numpy_with_bias(x, bias)
 
-    def _fast(self, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    def _fast(self, x: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None = None) -> np.ndarray:
         """The wasm kernels' paths (float32): the same GEMM shapes as the numpy paths,
         the bias in the kernel's epilogue, and the NHWC depthwise convolution in one call."""
         fast, n, o = self.fast, self.batches, self.out_channels
@@ -278,10 +288,12 @@ class Conv2dPlan:
                 for b in range(n):
                     fast.gemm(self.matrix, x[b], bias_m=bias, out=out[b])
                 return out.reshape(self.output_shape)
-            return fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias).reshape(self.output_shape)
+            return fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias,
+                             residual=None if residual is None else residual.reshape(n * hw, o)
+                             ).reshape(self.output_shape)
         if nchw or n != 1:
             return self._numpy_with_bias(x, bias)
-        return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias)
+        return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias, residual)
 
     def _numpy_with_bias(self, x, bias):
         y = self._numpy(x)
@@ -289,7 +301,8 @@ class Conv2dPlan:
             self.add_bias(y, bias)
         return y
 
-    def _im2col_nhwc_single(self, x: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    def _im2col_nhwc_single(self, x: np.ndarray, bias: np.ndarray | None,
+                            residual: np.ndarray | None = None) -> np.ndarray:
         """_im2col for one NHWC image [h, w, c], both halves in the kernels: the patch
         matrix of a block of output rows (padding as zeros, no padded copy), then its
         GEMM writing those output rows in place."""
@@ -298,13 +311,15 @@ class Conv2dPlan:
         block = max(1, min(self.out_h, self.BLOCK_ELEMENTS // max(1, depth * ow)))
         out = np.empty(self.output_shape, np.float32)
         rows_out = out.reshape(self.out_h * ow, o)
+        residual_rows = None if residual is None else residual.reshape(self.out_h * ow, o)
         cols = np.empty(block * ow * depth, np.float32)
         pads = (self.padding[0], self.padding[2])
         for r0 in range(0, self.out_h, block):
             rows = range(r0, min(r0 + block, self.out_h))
             part = cols[:len(rows) * ow * depth].reshape(len(rows) * ow, depth)
             self.fast.im2col_nhwc(x, (kh, kw), self.strides, self.dilations, pads, rows, ow, part)
-            self.fast.gemm(part, self.matrix, bias_n=bias, out=rows_out[r0 * ow:rows.stop * ow])
+            self.fast.gemm(part, self.matrix, bias_n=bias, out=rows_out[r0 * ow:rows.stop * ow],
+                           residual=None if residual is None else residual_rows[r0 * ow:rows.stop * ow])
         return out
 
     def _numpy(self, x: np.ndarray) -> np.ndarray:
@@ -456,6 +471,18 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
         y = plan(x.astype(ctype, copy=False), None if bias is None else bias.astype(ctype, copy=False))
         return [y.astype(out_dtype, copy=False)]
     kernel.plan = fixed
+    if fixed is not None and fixed.takes_residual():
+        def epilogue(extra_bias, residual_at):
+            """For the compiler's fusion: a following residual add in the GEMM's epilogue
+            ((conv + bias) + residual, kernels.c sgemm); a further bias is left alone."""
+            if extra_bias is not None or residual_at is None:
+                return None
+
+            def fused(inputs, _attributes, _outputs):
+                x, _, bias = inputs[:3]
+                return [fixed(x, bias, np.ascontiguousarray(inputs[residual_at]))]
+            return fused
+        kernel.epilogue = epilogue
     return kernel
 
 

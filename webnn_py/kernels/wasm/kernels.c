@@ -57,7 +57,8 @@ EXPORT void clamp_f32(const float *x, float *out, int n, float lo_s, float hi_s)
 }
 
 /* ---------------------------------------------------------------- GEMM ----
- * C[m, n] = sum_k A[m, k] B[k, n] (+ bias_m[m]) (+ bias_n[n]), then the activation.
+ * C[m, n] = sum_k A[m, k] B[k, n] (+ bias_m[m]) (+ bias_n[n]) (+ res[m, n], row stride ldc),
+ * then the activation: a matmul's bias add and residual add fused into its epilogue.
  * Row-major with leading dimensions lda/ldb/ldc (elements); A may also be given
  * transposed through its strides (a_rs, a_cs: element strides of a row and of a
  * column), so a.T of a C-contiguous array needs no copy. B's rows must have unit
@@ -77,17 +78,21 @@ EXPORT void clamp_f32(const float *x, float *out, int n, float lo_s, float hi_s)
  */
 #define MC 64
 
-INLINE void epilogue8(float *c, v4 s0, v4 s1, float bm, const float *bn, int act, v4 lo, v4 hi) {
-    v4 b = splat(bm);
-    s0 += b; s1 += b;
+INLINE void epilogue8(float *c, v4 s0, v4 s1, const float *bm, const float *bn, const float *r, int act,
+                      v4 lo, v4 hi) {
+    /* The graph's order: ((sum + bias) + residual), then the activation; absent terms
+     * are skipped (no work for them). */
+    if (bm) { v4 b = splat(*bm); s0 += b; s1 += b; }
     if (bn) { s0 += load4(bn); s1 += load4(bn + 4); }
+    if (r) { s0 += load4(r); s1 += load4(r + 4); }
     if (act) { s0 = clamp4(s0, lo, hi); s1 = clamp4(s1, lo, hi); }
     store4(c, s0); store4(c + 4, s1);
 }
 
-INLINE void epilogue4(float *c, v4 s0, float bm, const float *bn, int act, v4 lo, v4 hi) {
-    s0 += splat(bm);
+INLINE void epilogue4(float *c, v4 s0, const float *bm, const float *bn, const float *r, int act, v4 lo, v4 hi) {
+    if (bm) s0 += splat(*bm);
     if (bn) s0 += load4(bn);
+    if (r) s0 += load4(r);
     if (act) s0 = clamp4(s0, lo, hi);
     store4(c, s0);
 }
@@ -96,7 +101,7 @@ EXPORT void sgemm(int m, int n, int k,
                   const float *a, int a_rs, int a_cs,
                   const float *b, int ldb,
                   float *c, int ldc,
-                  const float *bias_m, const float *bias_n,
+                  const float *bias_m, const float *bias_n, const float *res,
                   int act, float lo_s, float hi_s, float *pack) {
     v4 lo = splat(lo_s), hi = splat(hi_s);
     if (pack) {
@@ -132,10 +137,11 @@ EXPORT void sgemm(int m, int n, int k,
                     c30 += x3 * b0; c31 += x3 * b1;
                 }
                 float *ci = c + (long)i * ldc + j;
-                epilogue8(ci, c00, c01, bias_m ? bias_m[i] : 0.0f, bnj, act, lo, hi);
-                epilogue8(ci + ldc, c10, c11, bias_m ? bias_m[i + 1] : 0.0f, bnj, act, lo, hi);
-                epilogue8(ci + 2 * ldc, c20, c21, bias_m ? bias_m[i + 2] : 0.0f, bnj, act, lo, hi);
-                epilogue8(ci + 3 * ldc, c30, c31, bias_m ? bias_m[i + 3] : 0.0f, bnj, act, lo, hi);
+                const float *ri = res ? res + (long)i * ldc + j : 0, *bmi = bias_m ? bias_m + i : 0;
+                epilogue8(ci, c00, c01, bmi, bnj, ri, act, lo, hi);
+                epilogue8(ci + ldc, c10, c11, bmi ? bmi + 1 : 0, bnj, ri ? ri + ldc : 0, act, lo, hi);
+                epilogue8(ci + 2 * ldc, c20, c21, bmi ? bmi + 2 : 0, bnj, ri ? ri + 2 * ldc : 0, act, lo, hi);
+                epilogue8(ci + 3 * ldc, c30, c31, bmi ? bmi + 3 : 0, bnj, ri ? ri + 3 * ldc : 0, act, lo, hi);
             }
             for (; i < i1; i++) {
                 const float *a0 = a + (long)i * a_rs;
@@ -145,7 +151,8 @@ EXPORT void sgemm(int m, int n, int k,
                     v4 x0 = splat(a0[(long)p * a_cs]);
                     c00 += x0 * load4(bk); c01 += x0 * load4(bk + 4);
                 }
-                epilogue8(c + (long)i * ldc + j, c00, c01, bias_m ? bias_m[i] : 0.0f, bnj, act, lo, hi);
+                epilogue8(c + (long)i * ldc + j, c00, c01, bias_m ? bias_m + i : 0, bnj,
+                          res ? res + (long)i * ldc + j : 0, act, lo, hi);
             }
         }
         for (; j + 4 <= n; j += 4) {
@@ -156,7 +163,8 @@ EXPORT void sgemm(int m, int n, int k,
                 const float *bk = b + j;
                 for (int p = 0; p < k; p++, bk += ldb)
                     c00 += splat(a0[(long)p * a_cs]) * load4(bk);
-                epilogue4(c + (long)i * ldc + j, c00, bias_m ? bias_m[i] : 0.0f, bnj, act, lo, hi);
+                epilogue4(c + (long)i * ldc + j, c00, bias_m ? bias_m + i : 0, bnj,
+                          res ? res + (long)i * ldc + j : 0, act, lo, hi);
             }
         }
         for (; j < n; j++) {
@@ -167,6 +175,7 @@ EXPORT void sgemm(int m, int n, int k,
                     s += a0[(long)p * a_cs] * b[(long)p * ldb + j];
                 if (bias_m) s += bias_m[i];
                 if (bias_n) s += bias_n[j];
+                if (res) s += res[(long)i * ldc + j];
                 c[(long)i * ldc + j] = act ? clamp1(s, lo_s, hi_s) : s;
             }
         }

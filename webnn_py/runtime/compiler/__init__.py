@@ -13,7 +13,8 @@ Passes, in order:
   5. fusion    float32 chains of a producer (conv2d, gemm, matmul, an element-wise
                operation) and its single-consumer element-wise successors become
                one step that works in place on the producer's fresh result
-               (fusion.py);
+               (fusion.py); with the wasm GEMM, a bias add and a residual add
+               after matmul / a 1x1 or im2col conv2d go into its epilogue;
   6. slots     every value gets a slot; each step lists the slots nobody reads
                after it, which the executor drops (liveness).
 The passes never change what a kernel computes or where float16 is rounded:

@@ -11,11 +11,14 @@ from typing import Callable
 
 import numpy as np
 
+from ... import kernels
 from ...ops import operator_kind
 from ...ops.convolution import conv2d_prepare
 from ...ops.matmul import batched_gemm, gemm
 from ...ops.registry import compute_type
 from ..ir import Node
+
+_F32 = np.dtype(np.float32)
 
 
 def specialise(node: Node, constant_of: Callable) -> Callable:
@@ -75,6 +78,27 @@ def _gemm(node: Node, constant_of):
     return kernel
 
 
+def _matmul_epilogue(fast, b: np.ndarray, rows: tuple):
+    """For fusion.py: the float32 GEMM with a following bias add and residual add in
+    the kernel's epilogue (kernels.c sgemm: ((a b + bias) + residual), each a float32
+    add as the separate operations would round it). `residual_at` indexes the step's
+    inputs."""
+    n = b.shape[1]
+
+    def make(bias: np.ndarray | None, residual_at: int | None, clamp=None):
+        bias_n = None if bias is None else np.ascontiguousarray(bias.reshape(n), _F32)
+
+        def kernel(inputs, _attributes, _outputs):
+            a = inputs[0]
+            res = None
+            if residual_at is not None:
+                res = np.ascontiguousarray(inputs[residual_at].reshape(-1, n))
+            out = fast.gemm(a.reshape(-1, a.shape[-1]), b, bias_n=bias_n, residual=res, clamp=clamp)
+            return [out.reshape(*rows, n)]
+        return kernel
+    return make
+
+
 def _matmul(node: Node, constant_of):
     a_value, b_value = node.inputs
     b = constant_of(b_value)
@@ -92,6 +116,10 @@ def _matmul(node: Node, constant_of):
             with np.errstate(all="ignore"):
                 result = gemm(a.reshape(-1, a.shape[-1]), b).reshape(*rows, b.shape[1])
             return [result.astype(out_dtype, copy=False)]
+
+        fast = kernels.available() if work == _F32 else None
+        if fast is not None:
+            kernel.epilogue = _matmul_epilogue(fast, b, rows)
         return kernel
 
     def kernel(inputs, _attributes, outputs):
