@@ -15,6 +15,7 @@ No assertion: numbers only, and noisy on a shared machine.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -55,6 +56,7 @@ def main() -> None:
     from webnn_py.serve import PolyfillServer
     from wpt_runner.chromium import HEADLESS_FLAGS, chromium_path
 
+    load_before = os.getloadavg()[0]
     runs: list[dict] = []
     with tempfile.TemporaryDirectory() as root:
         (Path(root) / "index.html").write_text(PAGE)
@@ -88,7 +90,8 @@ def main() -> None:
             rows.append((label, values))
             previous = phase
     rows.append(("navigation → createContext() resolved", [r["resolved"] for r in runs]))
-    print(f"{len(runs)} fresh browser contexts, ms")
+    print(f"{len(runs)} fresh browser contexts, ms (load average {load_before:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after)")
     print(f"{'phase':45} {'median':>8} {'min':>8}")
     for label, values in rows:
         print(f"{label:45} {statistics.median(values):8.0f} {min(values):8.0f}")

@@ -158,7 +158,11 @@
       await pyodide.loadPackage("numpy", report);
       await pyodide.loadPackage(pyodideURL + runtimeConfig.wheel, report);
     } else {
-      await pyodide.loadPackage(["numpy", "webnn-py"], report);
+      // numpyBytecode: numpy's .pyc files, compiled at set-up by Pyodide itself (the
+      // official wheel ships sources only), so `import numpy` compiles nothing; fetched
+      // and unpacked together with the packages (tools/setup_runtime.py).
+      const extra = runtimeConfig.numpyBytecode ? [pyodideURL + runtimeConfig.numpyBytecode] : [];
+      await pyodide.loadPackage(["numpy", "webnn-py", ...extra], report);
     }
     mark("packages");
     if (failures.length) {
