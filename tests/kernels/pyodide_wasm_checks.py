@@ -213,3 +213,27 @@ async def test_asynchronous_compile_fallback():
         np.testing.assert_allclose(k.gemm(a, b), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
     finally:
         kernels._loaded, kernels._tried = saved
+
+
+async def test_bias_and_residual_adds_go_into_the_wasm_gemm_epilogue():
+    """A transformer's linear + residual (matmul, add(bias), add(residual)) compiled in
+    Pyodide: one GEMM with both adds in its epilogue, bit for bit the separate float32 adds."""
+    from tests.portable.graph import compute
+
+    k = _wasm()
+    seen = []
+    original = k.gemm
+    k.gemm = lambda *a, **kw: seen.append((kw.get("bias_n") is not None, kw.get("residual") is not None)) \
+        or original(*a, **kw)
+    try:
+        x = RNG.standard_normal((1, 16, 32)).astype(np.float32)
+        w = RNG.standard_normal((32, 40)).astype(np.float32)
+        b = RNG.standard_normal(40).astype(np.float32)
+        r = RNG.standard_normal((1, 16, 40)).astype(np.float32)
+        got = await compute(lambda g, op: g.add(g.add(g.matmul(op["x"], op["w"]), op["b"]), op["r"]),
+                            {"x": x, "r": r}, {"w": w, "b": b})
+        assert seen == [(True, True)], seen
+        product = original(x.reshape(16, 32), w).reshape(1, 16, 40)
+        np.testing.assert_array_equal(got, (product + b) + r)
+    finally:
+        k.gemm = original
