@@ -30,6 +30,7 @@ def with_native(native, monkeypatch):
 
         def depthwise_nhwc(self, *a, **kw):
             calls.append("depthwise")
+            calls.append(("depthwise epilogue", kw.get("clamp")))
             return native.depthwise_nhwc(*a, **kw)
 
         def clamp(self, *a, **kw):
@@ -98,8 +99,8 @@ def test_conv2d_through_the_kernels(with_native, case, layout, batches, with_bia
 
 
 def test_conv2d_relu6_chain_and_float16(with_native):
-    """MobileNet's conv + bias + clamp(0, 6) (fused by the compiler, the clamp in the clamp kernel), and
-    float16 (computed in float32)."""
+    """MobileNet's conv + bias + clamp(0, 6) (fused by the compiler, the clamp in the depthwise
+    kernel's epilogue: no separate clamp pass), and float16 (computed in float32)."""
     x = RNG.standard_normal((1, 7, 7, 8)).astype(np.float32)
     w = RNG.standard_normal((8, 1, 3, 3)).astype(np.float32)
     b = RNG.standard_normal(8).astype(np.float32)
@@ -110,7 +111,7 @@ def test_conv2d_relu6_chain_and_float16(with_native):
     got = run(lambda g, op: g.clamp(g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}),
                                     {"minValue": 0, "maxValue": 6}), {"x": x}, {"w": w, "b": b})
     assert_close(got, ref, atol=1e-4)
-    assert "depthwise" in with_native and "clamp" in with_native
+    assert ("depthwise epilogue", (0, 6)) in with_native and "clamp" not in with_native
     got = run(lambda g, op: g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}),
               {"x": x.astype(np.float16)}, {"w": w.astype(np.float16), "b": b.astype(np.float16)})
     assert got.dtype == np.float16
@@ -220,3 +221,27 @@ def test_conv_residual_in_the_gemm_epilogue(with_native):
            + torch.from_numpy(b).double()).numpy().reshape(1, 6, 5, 8) + r
     assert_close(got, ref, atol=1e-5)
     assert [c for c in with_native if isinstance(c, tuple)] == [("epilogue", "bias_n", "residual")]
+
+
+def test_clamp_in_the_gemm_epilogue_is_the_separate_clamp(with_native):
+    """conv2d 1x1 + residual + relu, and matmul + bias + clamp: the clamp in the GEMM's
+    epilogue gives bit for bit what the clamp operator gives on the unfused result."""
+    x = RNG.standard_normal((1, 4, 5, 16)).astype(np.float32)
+    w = RNG.standard_normal((8, 1, 1, 16)).astype(np.float32)
+    b = RNG.standard_normal(8).astype(np.float32)
+    r = RNG.standard_normal((1, 4, 5, 8)).astype(np.float32)
+    options = {"inputLayout": "nhwc", "filterLayout": "ohwi"}
+    fused = run(lambda g, op: g.relu(g.add(g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}), op["r"])),
+                {"x": x, "r": r}, {"w": w, "b": b})
+    assert [c for c in with_native if isinstance(c, tuple)] == [("epilogue", "bias_n", "residual", "clamp")]
+    unfused = run(lambda g, op: g.add(g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}), op["r"]),
+                  {"x": x, "r": r}, {"w": w, "b": b})
+    np.testing.assert_array_equal(fused, np.maximum(unfused, np.float32(0)))
+    a = RNG.standard_normal((12, 16)).astype(np.float32)
+    m = RNG.standard_normal((16, 8)).astype(np.float32)
+    with_native.clear()
+    fused = run(lambda g, op: g.clamp(g.add(g.matmul(op["a"], op["m"]), op["b"]), {"minValue": -0.5, "maxValue": 0.75}),
+                {"a": a}, {"m": m, "b": b})
+    assert [c for c in with_native if isinstance(c, tuple)] == [("epilogue", "bias_n", "clamp")]
+    unfused = run(lambda g, op: g.add(g.matmul(op["a"], op["m"]), op["b"]), {"a": a}, {"m": m, "b": b})
+    np.testing.assert_array_equal(fused, np.minimum(np.maximum(unfused, np.float32(-0.5)), np.float32(0.75)))

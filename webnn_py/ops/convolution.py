@@ -257,22 +257,24 @@ class Conv2dPlan:
                 (self.path == "pointwise" or (self.path == "im2col" and self.batches == 1)))
 
     def __call__(self, x: np.ndarray, bias: np.ndarray | None = None,
-                 residual: np.ndarray | None = None) -> np.ndarray:
+                 residual: np.ndarray | None = None, clamp=None) -> np.ndarray:
         """The convolution of `x` (compute type, the input's layout) plus `bias` (along
         the output channels, if given), as a fresh contiguous array in the output's layout;
-        plus `residual` (C-contiguous, the output's shape; only where takes_residual())."""
-        if residual is not None:
-            return self._fast(x, bias, residual)
+        then + `residual` (C-contiguous, the output's shape; only where takes_residual())
+        and clamp=(lo, hi) (only there or with a depthwise_kernel) in the kernel's epilogue."""
         if self.path == "depthwise" and self.depthwise_kernel is not None:
             bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
             return self.depthwise_kernel.depthwise_nhwc(
                 np.ascontiguousarray(x), self.filter_hwc, bias, (self.out_h, self.out_w), self.strides,
-                self.dilations, (self.padding[0], self.padding[2]))
+                self.dilations, (self.padding[0], self.padding[2]), clamp=clamp)
+        if residual is not None or clamp is not None:
+            return self._fast(x, bias, residual, clamp)
         if self.fast is not None and self.path != "grouped":
             return self._fast(x, bias)
         return self._numpy_with_bias(x, bias)
 
-    def _fast(self, x: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None = None) -> np.ndarray:
+    def _fast(self, x: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None = None,
+              clamp=None) -> np.ndarray:
         """The wasm kernels' paths (float32): the same GEMM shapes as the numpy paths,
         the bias in the kernel's epilogue, and the NHWC depthwise convolution in one call."""
         fast, n, o = self.fast, self.batches, self.out_channels
@@ -289,11 +291,11 @@ class Conv2dPlan:
                     fast.gemm(self.matrix, x[b], bias_m=bias, out=out[b])
                 return out.reshape(self.output_shape)
             return fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias,
-                             residual=None if residual is None else residual.reshape(n * hw, o)
+                             residual=None if residual is None else residual.reshape(n * hw, o), clamp=clamp
                              ).reshape(self.output_shape)
         if nchw or n != 1:
             return self._numpy_with_bias(x, bias)
-        return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias, residual)
+        return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias, residual, clamp)
 
     def _numpy_with_bias(self, x, bias):
         y = self._numpy(x)
@@ -302,7 +304,7 @@ class Conv2dPlan:
         return y
 
     def _im2col_nhwc_single(self, x: np.ndarray, bias: np.ndarray | None,
-                            residual: np.ndarray | None = None) -> np.ndarray:
+                            residual: np.ndarray | None = None, clamp=None) -> np.ndarray:
         """_im2col for one NHWC image [h, w, c], both halves in the kernels: the patch
         matrix of a block of output rows (padding as zeros, no padded copy), then its
         GEMM writing those output rows in place."""
@@ -319,7 +321,8 @@ class Conv2dPlan:
             part = cols[:len(rows) * ow * depth].reshape(len(rows) * ow, depth)
             self.fast.im2col_nhwc(x, (kh, kw), self.strides, self.dilations, pads, rows, ow, part)
             self.fast.gemm(part, self.matrix, bias_n=bias, out=rows_out[r0 * ow:rows.stop * ow],
-                           residual=None if residual is None else residual_rows[r0 * ow:rows.stop * ow])
+                           residual=None if residual is None else residual_rows[r0 * ow:rows.stop * ow],
+                           clamp=clamp)
         return out
 
     def _numpy(self, x: np.ndarray) -> np.ndarray:
@@ -471,16 +474,18 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
         y = plan(x.astype(ctype, copy=False), None if bias is None else bias.astype(ctype, copy=False))
         return [y.astype(out_dtype, copy=False)]
     kernel.plan = fixed
-    if fixed is not None and fixed.takes_residual():
-        def epilogue(extra_bias, residual_at):
-            """For the compiler's fusion: a following residual add in the GEMM's epilogue
-            ((conv + bias) + residual, kernels.c sgemm); a further bias is left alone."""
-            if extra_bias is not None or residual_at is None:
+    if fixed is not None and (fixed.takes_residual() or fixed.depthwise_kernel is not None):
+        def epilogue(extra_bias, residual_at, clamp):
+            """For the compiler's fusion: a following residual add ((conv + bias) + residual,
+            the GEMM paths) and clamp/relu (also the depthwise kernel) in the C kernel's
+            epilogue; None for what the kernel cannot take (a second bias)."""
+            if extra_bias is not None or (residual_at is not None and not fixed.takes_residual()):
                 return None
 
             def fused(inputs, _attributes, _outputs):
                 x, _, bias = inputs[:3]
-                return [fixed(x, bias, np.ascontiguousarray(inputs[residual_at]))]
+                residual = None if residual_at is None else np.ascontiguousarray(inputs[residual_at])
+                return [fixed(x, bias, residual, clamp)]
             return fused
         kernel.epilogue = epilogue
     return kernel

@@ -11,10 +11,12 @@ kernel. Only float32 is fused: for float16 every operator rounds its result,
 and fusing would move those rounding points.
 
 Where the producer is a float32 GEMM in the wasm kernel (matmul with a constant
-b, a 1x1 or im2col conv2d in NHWC), the adds right after it -- a constant bias
-along the last axis, then a residual of the output's shape -- go into the GEMM's
-epilogue instead (_into_epilogue): the same float32 additions in the same order,
-without a numpy pass each (~10 ns an element in Pyodide).
+b, a 1x1 or im2col conv2d in NHWC) or an NHWC depthwise conv2d in the C kernel
+(wasm, or the native build on the host), the operations right after it -- a
+constant bias add along the last axis, a residual add of the output's shape,
+clamp/relu -- go into the kernel's epilogue instead (_into_epilogue): the same
+float32 operations in the same order, without a numpy pass each (~10 ns an
+element in Pyodide).
 
 The fused step takes the place of the last operation of the chain (all the
 chain's other operands are computed by then), and the intermediate values,
@@ -55,6 +57,7 @@ class Unit:
         self.epilogue: Callable | None = getattr(kernel, "epilogue", None)
         self.bias: np.ndarray | None = None
         self.residual_at: int | None = None
+        self.clamp: tuple[float, float] | None = None
 
     @property
     def name(self) -> str:
@@ -112,35 +115,44 @@ def _fusion_point(unit: Unit, reads, graph_outputs, producer_at, result) -> tupl
 
 
 def _into_epilogue(producer: Unit, consumer: Unit, operand: int, constant_of: Callable) -> Unit | None:
-    """A float32 GEMM's following `add`s taken into the kernel's epilogue (Pyodide's
-    wasm kernel, kernels.c sgemm) instead of a numpy pass each: first a constant
-    bias along the last axis, then a residual of the output's shape, in the graph's
-    order ((y + bias) + residual), which is the order the epilogue adds them in."""
+    """A float32 GEMM's or depthwise conv's following operations taken into the C
+    kernel's epilogue instead of a numpy pass each: first a constant bias add along
+    the last axis, then a residual add of the output's shape, then clamp/relu, in
+    the graph's order ((y + bias) + residual, then the clamp), which is the order the
+    epilogue applies them in (kernels.c); each is the same float32 operation. The
+    producer's factory declines (None) what its kernel cannot take."""
     node = consumer.nodes[0]
-    if producer.epilogue is None or node.kind != "add":
+    if producer.epilogue is None or producer.clamp is not None:
         return None
-    shape = node.outputs[0].descriptor.shape
-    other = node.inputs[1 - operand]
-    bias, residual_at = producer.bias, producer.residual_at
-    constant = constant_of(other)
-    if constant is not None:
-        if bias is not None or residual_at is not None or constant.dtype != _FLOAT32 or not shape:
-            return None
-        if constant.ndim == 0 or constant.shape[-1] != shape[-1] or constant.size != shape[-1]:
-            return None
-        bias = constant
+    bias, residual_at, clamp = producer.bias, producer.residual_at, None
+    if node.kind in ("clamp", "relu"):
+        clamp = ((node.attributes["minValue"], node.attributes["maxValue"]) if node.kind == "clamp"
+                 else (0.0, float("inf")))
+        other = None
+    elif node.kind == "add":
+        shape = node.outputs[0].descriptor.shape
+        other = node.inputs[1 - operand]
+        constant = constant_of(other)
+        if constant is not None:
+            if bias is not None or residual_at is not None or constant.dtype != _FLOAT32 or not shape:
+                return None
+            if constant.ndim == 0 or constant.shape[-1] != shape[-1] or constant.size != shape[-1]:
+                return None
+            bias = constant
+        else:
+            if residual_at is not None or other.descriptor.shape != shape or not _is_float32(other):
+                return None
+            residual_at = len(producer.inputs)
     else:
-        if residual_at is not None or other.descriptor.shape != shape or not _is_float32(other):
-            return None
-        residual_at = len(producer.inputs)
-    kernel = producer.epilogue(bias, residual_at)
-    if kernel is None:          # this producer's kernel cannot take that add
+        return None
+    kernel = producer.epilogue(bias, residual_at, clamp)
+    if kernel is None:          # this producer's kernel cannot take that operation
         return None
     merged = Unit(producer.nodes[0], kernel)
     merged.nodes = producer.nodes + [node]
-    merged.inputs = producer.inputs + [other]
+    merged.inputs = producer.inputs + ([other] if other is not None else [])
     merged.outputs = list(consumer.outputs)
-    merged.epilogue, merged.bias, merged.residual_at = producer.epilogue, bias, residual_at
+    merged.epilogue, merged.bias, merged.residual_at, merged.clamp = producer.epilogue, bias, residual_at, clamp
     return merged
 
 
