@@ -237,3 +237,29 @@ async def test_bias_and_residual_adds_go_into_the_wasm_gemm_epilogue():
         np.testing.assert_array_equal(got, (product + b) + r)
     finally:
         k.gemm = original
+
+
+async def test_layer_normalization_takes_the_wasm_row_kernel():
+    """A transformer's layerNormalization (last axis, scale and bias) in the wasm kernel,
+    within 1 ulp of float64."""
+    from tests.portable.graph import compute
+
+    k = _wasm()
+    seen = []
+    original = k.layernorm_rows
+    k.layernorm_rows = lambda *a, **kw: seen.append("layernorm") or original(*a, **kw)
+    try:
+        x = (RNG.standard_normal((1, 8, 256)) * 2).astype(np.float32)
+        s = RNG.uniform(0.8, 1.2, 256).astype(np.float32)
+        b = RNG.standard_normal(256).astype(np.float32)
+        got = await compute(lambda g, op: g.layerNormalization(op["x"], {"axes": [2], "scale": op["s"],
+                                                                         "bias": op["b"]}), {"x": x}, {"s": s, "b": b})
+        assert seen == ["layernorm"]
+        x64 = x.astype(np.float64)
+        mean = x64.mean(-1, keepdims=True)
+        want = ((x64 - mean) / np.sqrt(((x64 - mean) ** 2).mean(-1, keepdims=True) + np.float64(np.float32(1e-5)))
+                * s + b).astype(np.float32)
+        ulps = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32).astype(np.int64))
+        assert ulps.max() <= 1, ulps.max()
+    finally:
+        k.layernorm_rows = original

@@ -249,3 +249,28 @@ def test_gemm_residual_epilogue_is_the_separate_float32_adds(native, m, n, k):
     in_place = residual.copy()
     native.gemm(a, b, bias_n=bias, residual=in_place, out=in_place)
     np.testing.assert_array_equal(in_place, (product + bias) + residual)
+
+
+@pytest.mark.parametrize("shape", [(128, 256), (3, 7), (2, 5, 1024), (1, 1)])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layernorm_rows_within_one_ulp_of_float64(native, shape, affine):
+    x = (RNG.standard_normal(shape) * 3 + 5).astype(np.float32)
+    n = shape[-1]
+    scale = RNG.uniform(0.5, 1.5, n).astype(np.float32) if affine else None
+    bias = RNG.standard_normal(n).astype(np.float32) if affine else None
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=-1, keepdims=True)
+    want = (x64 - mean) / np.sqrt(((x64 - mean) ** 2).mean(axis=-1, keepdims=True) + np.float64(np.float32(1e-5)))
+    if affine:
+        want = want * scale + bias
+    got = native.layernorm_rows(x, scale, bias, float(np.float32(1e-5)))
+    assert got.dtype == np.float32 and got.shape == x.shape
+    diff = np.abs(got.view(np.int32).astype(np.int64) - want.astype(np.float32).view(np.int32).astype(np.int64))
+    assert diff.max() <= 1
+
+
+def test_layernorm_rows_special_values(native):
+    x = np.array([[1, 2, np.nan, 4], [1, np.inf, 3, 4], [5, 5, 5, 5]], np.float32)
+    got = native.layernorm_rows(x, None, None, 1e-5)
+    assert np.isnan(got[0]).all() and np.isnan(got[1]).all()
+    np.testing.assert_array_equal(got[2], np.zeros(4, np.float32))

@@ -49,6 +49,10 @@ def with_native(native, monkeypatch):
             calls.append("gelu")
             return native.gelu(*a, **kw)
 
+        def layernorm_rows(self, *a, **kw):
+            calls.append("layernorm")
+            return native.layernorm_rows(*a, **kw)
+
     monkeypatch.setattr(webnn_py.kernels, "available", lambda: Counting())
     return calls
 
@@ -245,3 +249,33 @@ def test_clamp_in_the_gemm_epilogue_is_the_separate_clamp(with_native):
     assert [c for c in with_native if isinstance(c, tuple)] == [("epilogue", "bias_n", "clamp")]
     unfused = run(lambda g, op: g.add(g.matmul(op["a"], op["m"]), op["b"]), {"a": a}, {"m": m, "b": b})
     np.testing.assert_array_equal(fused, np.minimum(np.maximum(unfused, np.float32(-0.5)), np.float32(0.75)))
+
+
+@pytest.mark.parametrize("axes,with_affine", [([2], True), ([2], False), ([1, 2], True), ([1], True)])
+def test_layer_normalization_through_the_kernel(with_native, axes, with_affine):
+    """layerNormalization over the last axis takes the row kernel (others keep numpy),
+    against torch in float64."""
+    x = (RNG.standard_normal((2, 6, 40)) * 2 + 1).astype(np.float32)
+    shape = [x.shape[a] for a in axes]
+    scale = RNG.uniform(0.5, 1.5, shape).astype(np.float32)
+    bias = RNG.standard_normal(shape).astype(np.float32)
+    options = {"axes": axes, "epsilon": 1e-3}
+    constants = {"s": scale, "b": bias} if with_affine else {}
+    got = run(lambda g, op: g.layerNormalization(op["x"], options | ({"scale": op["s"], "bias": op["b"]}
+                                                                    if with_affine else {})), {"x": x}, constants)
+    xt = torch.from_numpy(x).double()
+    dims = tuple(axes)
+    mean = xt.mean(dim=dims, keepdim=True)
+    var = ((xt - mean) ** 2).mean(dim=dims, keepdim=True)
+    ref = (xt - mean) / torch.sqrt(var + float(np.float32(1e-3)))
+    if with_affine:
+        view = [1] * 3
+        for a in axes:
+            view[a] = x.shape[a]
+        ref = ref * torch.from_numpy(scale).double().reshape(view) + torch.from_numpy(bias).double().reshape(view)
+    if axes == [2]:
+        assert_close(got, ref.numpy(), ulp=1, what="layerNormalization")   # double inside, one rounding
+    else:   # the numpy path in float32: tests/ops/test_normalization.py's budget
+        ulps = 8 + 2 * int(np.prod(shape))
+        assert_close(got, ref.numpy(), atol=ulps * np.finfo(np.float32).eps * float(np.abs(ref.numpy()).max()))
+    assert ("layernorm" in with_native) == (axes == [2])

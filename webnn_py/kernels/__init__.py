@@ -44,6 +44,7 @@ class Kernels:
         self._gelu = functions.gelu_f32
         self._softmax = functions.softmax_rows_f32
         self._im2col = functions.im2col_nhwc
+        self._layernorm = functions.layernorm_rows_f32
         self._erfc_table = None
         self.name = name
 
@@ -119,6 +120,16 @@ class Kernels:
             self._softmax(self._ptr(x), self._ptr(out), x.size // n, n, self._ptr(scratch))
         return out
 
+    def layernorm_rows(self, x: np.ndarray, scale, bias, epsilon: float) -> np.ndarray:
+        """§8.9.30 layerNormalization over the last axis of a C-contiguous float32 array;
+        scale/bias C-contiguous float32 [n] or None; evaluated in double, rounded once."""
+        out = np.empty(x.shape, _F32)
+        if x.size:
+            n = x.shape[-1]
+            self._layernorm(self._ptr(x), self._ptr(out), x.size // n, n, self._ptr(scale), self._ptr(bias),
+                            float(epsilon))
+        return out
+
     def depthwise_nhwc(self, x: np.ndarray, filter_hwc: np.ndarray, bias, out_hw, strides, dilations,
                        pads_begin, clamp=None) -> np.ndarray:
         """§8.9.10 depthwise conv2d on a C-contiguous NHWC float32 input with a
@@ -183,6 +194,7 @@ def load_native(path) -> Kernels:
         "gelu_f32": [p, p, i, p, i, ctypes.c_double],
         "softmax_rows_f32": [p, p, i, i, p],
         "im2col_nhwc": [p] + [i] * 14 + [p],
+        "layernorm_rows_f32": [p, p, i, i, p, p, ctypes.c_double],
     }
     for name, argtypes in signatures.items():
         function = getattr(lib, name)

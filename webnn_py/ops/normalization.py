@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..base.casting import cast_number
 from ..base.descriptor import OperandDescriptor
 from .registry import FLOAT, BuildContext, compute_type, register
+
+_F32 = np.dtype(np.float32)
 
 
 def _check_per_feature(ctx: BuildContext, name: str, operand, input_desc: OperandDescriptor, size: int, axis_text: str):
@@ -144,6 +147,13 @@ def build_layer_normalization(ctx: BuildContext, input, options: dict):
 def layer_normalization_kernel(inputs, attributes, outputs):
     x, scale, bias = inputs
     out_dtype = x.dtype
+    axes = attributes["axes"]
+    if x.dtype == _F32 and x.ndim and tuple(axes) == (x.ndim - 1,) and x.flags.c_contiguous:
+        fast = kernels.available()     # Pyodide: the wasm row kernel (one pass instead of ~8 numpy passes)
+        if fast is not None:
+            def vector(a):
+                return None if a is None else np.ascontiguousarray(a, _F32)
+            return [fast.layernorm_rows(x, vector(scale), vector(bias), float(np.float32(attributes["epsilon"])))]
     work = compute_type(out_dtype)
     x = x.astype(work, copy=False)
     axes = attributes["axes"]

@@ -361,3 +361,35 @@ EXPORT void im2col_nhwc(const float *x, int h, int w, int c, int kh, int kw, int
         }
     }
 }
+
+/* ---------------------------------------------------- layerNormalization ----
+ * §8.9.30 over the last axis: each of `rows` rows of n floats becomes
+ * (x - mean) / sqrt(variance + epsilon) * scale + bias (scale, bias: n floats or
+ * null), the mean and the (biased) variance of the row, and the formula, in
+ * double, rounded once to float32 -- the numpy path's formula with no float32
+ * rounding in between (a transformer's rows are 256-1024 long: one pass of
+ * numpy per term cost ~10 ns an element in Pyodide). NaN/inf in a row give NaN
+ * for the row, as the formula does.
+ */
+EXPORT void layernorm_rows_f32(const float *x, float *out, int rows, int n,
+                               const float *scale, const float *bias, double epsilon) {
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (long)r * n;
+        float *orow = out + (long)r * n;
+        double sum = 0.0;
+        for (int i = 0; i < n; i++) sum += xr[i];
+        double mean = sum / n;
+        double squares = 0.0;
+        for (int i = 0; i < n; i++) {
+            double d = xr[i] - mean;
+            squares += d * d;
+        }
+        double deviation = __builtin_sqrt(squares / n + epsilon);
+        for (int i = 0; i < n; i++) {
+            double v = (xr[i] - mean) / deviation;
+            if (scale) v *= scale[i];
+            if (bias) v += bias[i];
+            orow[i] = (float)v;
+        }
+    }
+}
