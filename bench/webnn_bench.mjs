@@ -149,15 +149,13 @@ function startProfiler() {
   profilerPromise ??= (async () => {
     const {loadPyodide} = await import("/pyodide/pyodide.mjs");
     const py = await loadPyodide({indexURL: new URL("/pyodide/", location.href).href});
-    // scipy too, imported before profiling: in page 1, webnn_py's matmul loads scipy's BLAS
-    // in the background after its first product (ops/matmul.py), so the timed runs use it;
-    // a profile that blocks the thread from the start would never get it.
-    await py.loadPackage(["numpy", "scipy", "webnn-py"], {messageCallback: () => {}});
+    // No scipy: the products run in webnn_py's own wasm kernels (webnn_py/kernels), as in page 1.
+    await py.loadPackage(["numpy", "webnn-py"], {messageCallback: () => {}});
     py.FS.mkdirTree("/bench");
     for (const file of ["models.py", "op_profile.py"]) {
       py.FS.writeFile(`/bench/${file}`, await (await fetch(`/${file}`)).text());
     }
-    py.runPython("import sys; sys.path.insert(0, '/bench'); import scipy.linalg.blas");
+    py.runPython("import sys; sys.path.insert(0, '/bench')");
     return py;
   })();
   return profilerPromise;
