@@ -6,7 +6,7 @@
     package data (pyproject.toml's hatch artifacts), so this runs before the wheel.
   * webnn_py/kernels/native/libwebnn_kernels.so: the same source for the host (plain
     -O3; -march=native measured no faster here), loaded through ctypes by
-    webnn_py.kernels.native() for depthwise conv2d, gelu and softmax rows on the host,
+    webnn_py.kernels.native() for NHWC depthwise conv2d on the host,
     and by tests/kernels to check every kernel against numpy/torch. Gitignored and
     not in the wheel (hatch leaves gitignored files out): built where it runs.
 
