@@ -68,14 +68,18 @@ def _erfc_interpolants() -> np.ndarray:
     transform = np.cos(np.outer(np.arange(n), theta)) * (2.0 / n)
     transform[0] /= 2
     chebyshev = values @ transform.T                               # [intervals, n]
-    # Column k: the powers of s of T_k(2 s - 1).
-    to_s = np.polynomial.Polynomial([-1.0, 2.0])
+    # Column k: the powers of s of T_k(2 s - 1), by T_k+1 = 2 t T_k - T_k-1 with
+    # t = 2 s - 1 (coefficient arrays, lowest power first; np.convolve multiplies
+    # them). Not numpy.polynomial: importing it costs ~150 ms at every page load.
+    t = np.array([-1.0, 2.0])
     basis = np.zeros((n, n))
-    for k in range(n):
-        unit = np.zeros(n)
-        unit[k] = 1.0
-        coef = np.polynomial.Polynomial(np.polynomial.chebyshev.cheb2poly(unit))(to_s).coef
-        basis[:len(coef), k] = coef
+    previous, current = np.array([1.0]), t
+    basis[0, 0] = 1.0
+    for k in range(1, n):
+        basis[:len(current), k] = current
+        following = 2 * np.convolve(t, current)
+        following[:len(previous)] -= previous
+        previous, current = current, following
     return basis @ chebyshev.T
 
 
