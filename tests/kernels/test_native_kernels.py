@@ -108,12 +108,19 @@ def out_size(size, k, d, s, p0, p1):
     return (size + p0 + p1 - ((k - 1) * d + 1)) // s + 1
 
 
-DEPTHWISE = list(itertools.product(
+def has_output(case) -> bool:
+    (_, h, w, _), (kh, kw), (strides, dilations, pads) = case
+    return (out_size(h, kh, dilations[0], strides[0], pads[0], pads[1]) >= 1
+            and out_size(w, kw, dilations[1], strides[1], pads[2], pads[3]) >= 1)
+
+
+# Only geometries with a non-empty output (WebNN rejects the others at build time).
+DEPTHWISE = [case for case in itertools.product(
     [(1, 7, 9, 16), (2, 5, 6, 3), (1, 12, 11, 36), (1, 4, 4, 1), (1, 9, 8, 21)],   # n, h, w, c
     [(3, 3), (1, 1), (5, 5), (2, 3)],                                             # kh, kw
     [((1, 1), (1, 1), (1, 1, 1, 1)), ((2, 2), (1, 1), (0, 1, 0, 1)), ((1, 2), (2, 1), (2, 2, 1, 3)),
      ((3, 1), (1, 2), (0, 0, 0, 0)), ((1, 1), (1, 1), (4, 0, 3, 5))],             # strides, dilations, pads
-))
+) if has_output(case)]
 
 
 @pytest.mark.parametrize("shape,kernel,geometry", DEPTHWISE)
@@ -123,8 +130,6 @@ def test_depthwise_against_torch(native, shape, kernel, geometry):
     kh, kw = kernel
     oh = out_size(h, kh, dilations[0], strides[0], pads[0], pads[1])
     ow = out_size(w, kw, dilations[1], strides[1], pads[2], pads[3])
-    if oh < 1 or ow < 1:
-        pytest.skip("no output for this geometry")
     x = RNG.standard_normal(shape).astype(np.float32)
     f = RNG.standard_normal((kh, kw, c)).astype(np.float32)
     bias = RNG.standard_normal(c).astype(np.float32)
@@ -206,8 +211,6 @@ def test_im2col_then_gemm_is_a_conv(native, shape, kernel, geometry):
     kh, kw = kernel
     oh = out_size(h, kh, dilations[0], strides[0], pads[0], pads[1])
     ow = out_size(w, kw, dilations[1], strides[1], pads[2], pads[3])
-    if oh < 1 or ow < 1:
-        pytest.skip("no output for this geometry")
     x = RNG.standard_normal((h, w, c)).astype(np.float32)
     o = 5
     wt = RNG.standard_normal((o, c, kh, kw)).astype(np.float32)
