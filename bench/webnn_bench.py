@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/webnn_bench.py [--models mobilenet transformer] [--warmup S] [--measure S]
                                           [--skip-browser] [--skip-host] [--profile MODEL] [--quick]
-                                          [--json FILE]
+                                          [--time-slice MS] [--json FILE]
 
 The models are bench/models.py's: MobileNetV2 (224×224×3) and a 2-layer transformer
 encoder (seq 128, hidden 256), fp32, batch 1, seeded weights. Each is defined once
@@ -167,7 +167,8 @@ def _quiet_disconnects(httpd) -> None:
 
 
 def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float, measure: float,
-                  min_runs: int, profile: str | None, profile_runs: int, quick: bool = False) -> dict:
+                  min_runs: int, profile: str | None, profile_runs: int, quick: bool = False,
+                  time_slice: float | None = None) -> dict:
     from webnn_py.serve import PolyfillServer
     from wpt_runner.chromium import launch_chromium
 
@@ -190,7 +191,8 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
             return page
 
         # Page 1 first, alone: its load in a fresh profile is the cold start.
-        webnn_page = open_page(f"webnn=1&threads=1&first={keys[0]}")
+        slicing = "" if time_slice is None else f"&timeSlice={time_slice:g}"
+        webnn_page = open_page(f"webnn=1&threads=1&first={keys[0]}{slicing}")
         cold = webnn_page.evaluate("self.coldStart")
         if "error" in cold:
             raise SystemExit(f"webnn-py failed in the page: {cold['error']}")
@@ -277,6 +279,9 @@ def main(argv=None) -> int:
     parser.add_argument("--profile-runs", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help="short warm-up and measurement: a smoke run, "
                         "its numbers are not meaningful")
+    parser.add_argument("--time-slice", type=float, default=None,
+                        help="the polyfill's timeSlice option in ms (default: its own, 8; 0: each dispatch in "
+                             "one task): what cooperative slicing costs")
     parser.add_argument("--json", type=Path, help="also write every measurement (all samples) to this JSON file")
     parser.add_argument("--no-setup", action="store_true", help="do not rebuild build/pyodide's webnn_py wheel "
                         "from the current sources first")
@@ -315,7 +320,7 @@ def main(argv=None) -> int:
         browser = None
         if not args.skip_browser:
             browser = browser_bench(prepared, directory, warmup, measure, min_runs, profile, profile_runs,
-                                    args.quick)
+                                    args.quick, args.time_slice)
 
     settings = f"warm-up ≥{warmup:g} s per side, then {measure:g} s of alternating runs"
     print(f"machine: {os.cpu_count()} CPUs, 1-minute load average {load_before:.1f} at the start and "

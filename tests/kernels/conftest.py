@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from webnn_py.kernels import NATIVE_LIBRARY, Kernels, load_native
+from webnn_py.kernels import NATIVE_LIBRARY, HostKernels, Kernels, native_library
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -20,5 +20,18 @@ def build_kernels() -> None:
 
 @pytest.fixture(scope="session")
 def native() -> Kernels:
+    """kernels.c as it is (its own sgemm too), built for this machine."""
     build_kernels()
-    return load_native(NATIVE_LIBRARY)
+    return Kernels(native_library(NATIVE_LIBRARY), "native")
+
+
+@pytest.fixture(scope="session")
+def host(native) -> HostKernels:
+    """What webnn_py.kernels.native() gives on the host: the same C, GEMMs in numpy's BLAS."""
+    return HostKernels(native_library(NATIVE_LIBRARY), "native")
+
+
+@pytest.fixture(params=["native", "host"])
+def gemm_kernels(request):
+    """Both GEMMs with an epilogue: the C sgemm, and numpy's matmul + the C epilogue pass."""
+    return request.getfixturevalue(request.param)

@@ -1,7 +1,7 @@
-"""On the host, depthwise conv2d (NHWC) runs in the natively built C kernels
-(webnn_py.kernels.native(), ~4x numpy there) while GEMMs and gelu stay with numpy
-(measured faster in whole dispatches); without that library the numpy paths serve.
-Checked against torch in float64 (gelu against math.erfc)."""
+"""On the host, depthwise conv2d (NHWC), gelu, softmax, clamp and the epilogue of
+GEMMs run in the natively built C kernels (webnn_py.kernels.native(), 2.5-6x numpy
+there), while the products themselves stay with numpy's BLAS; without that library
+the numpy paths serve. Checked against torch in float64 (gelu against math.erfc)."""
 import math
 
 import numpy as np
@@ -36,24 +36,29 @@ def _gelu_case():
     assert_close(got, ref.reshape(x.shape), ulp=1, what="gelu")
 
 
+def _pointwise_case():
+    # 1x1 conv + bias + relu6 + residual in NHWC: one GEMM with its epilogue.
+    x = RNG.standard_normal((1, 5, 6, 8)).astype(np.float32)
+    w = RNG.standard_normal((8, 8, 1, 1)).astype(np.float32)
+    b = RNG.standard_normal(8).astype(np.float32)
+    options = {"inputLayout": "nhwc", "bias": None}
+    got = run(lambda g, op: g.clamp(g.add(g.conv2d(op["x"], op["w"], options | {"bias": op["b"]}), op["x"]),
+                                    {"minValue": 0, "maxValue": 6}), {"x": x}, {"w": w, "b": b})
+    t = torch.from_numpy(x.transpose(0, 3, 1, 2)).double()
+    ref = torch.clamp(F.conv2d(t, torch.from_numpy(w).double(), torch.from_numpy(b).double()) + t, 0, 6)
+    assert_close(got, ref.numpy().transpose(0, 2, 3, 1), atol=1e-4)
+
+
 @pytest.fixture
-def counted_native(native, monkeypatch):
+def counted_native(host, monkeypatch):
     calls = []
 
     class Counting:
         name = "native"
 
-        def depthwise_nhwc(self, *a, **kw):
-            calls.append("depthwise")
-            return native.depthwise_nhwc(*a, **kw)
-
-        def gelu(self, *a, **kw):
-            calls.append("gelu")
-            return native.gelu(*a, **kw)
-
-        def gemm(self, *a, **kw):
-            calls.append("gemm")
-            return native.gemm(*a, **kw)
+        def __getattr__(self, name):
+            calls.append(name)
+            return getattr(host, name)
 
     monkeypatch.setattr(kernels, "native", lambda: Counting())
     return calls
@@ -76,17 +81,20 @@ def test_the_switch_turns_the_native_build_off(native, monkeypatch):
     assert kernels.native() is None and kernels.simd() is None
 
 
-def test_depthwise_uses_the_native_build_and_gemm_and_gelu_do_not(counted_native):
+def test_the_host_takes_the_native_build_for_all_but_plain_products(counted_native):
     _depthwise_case()
     _gelu_case()
+    _pointwise_case()
     x = RNG.standard_normal((5, 8)).astype(np.float32)
     w = RNG.standard_normal((8, 3)).astype(np.float32)
     got = run(lambda g, op: g.matmul(op["x"], op["w"]), {"x": x}, {"w": w})
     assert_close(got, x.astype(np.float64) @ w.astype(np.float64), atol=1e-5)
-    assert counted_native == ["depthwise"]
+    # The plain matmul is numpy's alone; the 1x1 conv's GEMM is numpy's too, its epilogue C.
+    assert counted_native == ["depthwise_nhwc", "gelu", "gemm"]
 
 
 def test_numpy_paths_without_the_native_build(monkeypatch):
     monkeypatch.setattr(kernels, "native", lambda: None)
     _depthwise_case()
     _gelu_case()
+    _pointwise_case()

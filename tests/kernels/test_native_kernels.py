@@ -56,13 +56,13 @@ def test_gemm_strided_operands(native, m, n, k):
 
 @pytest.mark.parametrize("m,n,k", [(9, 13, 6), (4, 8, 5), (67, 20, 3)])
 @pytest.mark.parametrize("clamp", [None, (0.0, np.inf), (0.0, 6.0), (-1.5, 0.25)])
-def test_gemm_epilogue(native, m, n, k, clamp):
+def test_gemm_epilogue(gemm_kernels, m, n, k, clamp):
     a = RNG.standard_normal((m, k)).astype(np.float32) * 3
     b = RNG.standard_normal((k, n)).astype(np.float32)
     bias_m = RNG.standard_normal(m).astype(np.float32)
     bias_n = RNG.standard_normal(n).astype(np.float32)
     for bm, bn in ((None, bias_n), (bias_m, None), (bias_m, bias_n)):
-        got = native.gemm(a, b, bias_m=bm, bias_n=bn, clamp=clamp)
+        got = gemm_kernels.gemm(a, b, bias_m=bm, bias_n=bn, clamp=clamp)
         assert_close(got, a, b, reference_gemm(a, b, bm, bn, clamp))
         if clamp is not None:
             assert got.min() >= clamp[0] and got.max() <= clamp[1]
@@ -236,10 +236,11 @@ def test_im2col_then_gemm_is_a_conv(native, shape, kernel, geometry):
 
 
 @pytest.mark.parametrize("m,n,k", [(9, 13, 6), (4, 8, 5), (67, 20, 3), (130, 36, 17)])
-def test_gemm_residual_epilogue_is_the_separate_float32_adds(native, m, n, k):
+def test_gemm_residual_epilogue_is_the_separate_float32_adds(gemm_kernels, m, n, k):
     """((a b + bias) + residual) then clamp: bit for bit the kernel's own product followed
     by numpy's float32 adds one at a time (every block shape: 4x8, 1x8, 4-wide, scalar),
     with the residual also given as the output buffer itself."""
+    native = gemm_kernels
     a = RNG.standard_normal((m, k)).astype(np.float32)
     b = RNG.standard_normal((k, n)).astype(np.float32)
     bias = RNG.standard_normal(n).astype(np.float32)
@@ -252,6 +253,33 @@ def test_gemm_residual_epilogue_is_the_separate_float32_adds(native, m, n, k):
     in_place = residual.copy()
     native.gemm(a, b, bias_n=bias, residual=in_place, out=in_place)
     np.testing.assert_array_equal(in_place, (product + bias) + residual)
+
+
+@pytest.mark.parametrize("m,n", [(1, 1), (3, 3), (5, 4), (7, 13), (64, 96)])
+def test_gemm_epilogue_pass_is_the_separate_float32_operations(native, m, n):
+    """The epilogue on its own (the host's GEMMs): ((p + bias_m) + bias_n) + residual, then
+    min(max(., lo), hi), bit for bit numpy's float32 operations one at a time, into a new
+    array, in place, and with the residual being the output itself; NaN passes the clamp."""
+    product = RNG.standard_normal((m, n)).astype(np.float32) * 4
+    product[0, 0] = np.nan
+    bias_m = RNG.standard_normal(m).astype(np.float32)
+    bias_n = RNG.standard_normal(n).astype(np.float32)
+    residual = RNG.standard_normal((m, n)).astype(np.float32)
+    lo, hi = np.float32(-1.0), np.float32(2.5)
+    summed = ((product + bias_m[:, None]) + bias_n) + residual
+    want = np.minimum(np.maximum(summed, lo), hi)
+    want[0, 0] = np.nan
+    out = np.empty_like(product)
+    native.epilogue(product, out, bias_m, bias_n, residual, (float(lo), float(hi)))
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(native.epilogue(product, np.empty_like(product), bias_n=bias_n),
+                                  product + bias_n)
+    in_place = product.copy()
+    native.epilogue(in_place, in_place, bias_m=bias_m)
+    np.testing.assert_array_equal(in_place, product + bias_m[:, None])
+    aliased = residual.copy()
+    native.epilogue(product, aliased, bias_n=bias_n, residual=aliased)
+    np.testing.assert_array_equal(aliased, (product + bias_n) + residual)
 
 
 @pytest.mark.parametrize("shape", [(128, 256), (3, 7), (2, 5, 1024), (1, 1)])

@@ -191,13 +191,14 @@ def test_a_depthwise_stack_runs_channels_last_with_transposes_only_at_its_border
         pooled = g.averagePool2d(y)
         return {"flat": g.reshape(pooled, [1, 8]), "map": y}
     plan, plain = build(make, {"x": x}, {"w1": w1, "dw": dw, "w2": w2, "b": b})
-    # The expand conv reads the graph input (NCHW) and is not depthwise: it stays NCHW.
-    # The depthwise conv reads its input transposed to NHWC, the projection stays NHWC,
-    # and the residual add, whose other operand is the NCHW input, reads it transposed back.
+    # The expand conv reads the graph input (NCHW, 8 channels), smaller than its output (16
+    # channels): it reads that input transposed to NHWC rather than having its output
+    # transposed, and the depthwise conv and the projection follow in NHWC. The residual
+    # add, whose other operand is the NCHW input, reads the projection transposed back.
     names = kinds(plan)
     assert sum(name.split("+").count("transpose") for name in names) == 2, names
     convs = [n for s in plan.steps for n in s.nodes if n.kind == "conv2d"]
-    assert [n.attributes["inputLayout"] for n in convs] == ["nchw", "nhwc", "nhwc"]
+    assert [n.attributes["inputLayout"] for n in convs] == ["nhwc", "nhwc", "nhwc"]
     got, unopt = plan.execute({"x": x}), plain.execute({"x": x})
     t = t64(x)
     h = torch.clamp(F.conv2d(t, t64(w1), t64(b)), 0, 6)

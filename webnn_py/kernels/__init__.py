@@ -2,12 +2,11 @@
 
 In Pyodide, `available()` gives them as WebAssembly SIMD code instantiated on
 Pyodide's own WebAssembly.Memory, so they read and write numpy buffers in place
-(a pointer is the buffer's address). On the host, GEMMs stay with numpy's matmul
-(it calls an optimised BLAS, faster than our C there), but NHWC depthwise conv2d,
-which numpy has no single call for, is ~4x faster as the same C built natively at
+(a pointer is the buffer's address). On the host the same C is built natively at
 set-up (`native()`, a ctypes library next to this file, gitignored and never in
-the wheel). `simd()` gives whichever of the two this platform has. (gelu, softmax
-and layerNormalization measured faster on the host, in whole dispatches, with numpy.)
+the wheel), with one difference: GEMMs run in numpy's matmul, whose optimised BLAS
+beats our C there, and only their epilogue (bias, residual, clamp) is a C pass.
+`simd()` gives whichever of the two this platform has.
 
 A missing or broken kernels.wasm never breaks anything: it is logged once as a
 warning and the numpy paths serve.
@@ -45,6 +44,7 @@ class Kernels:
         self._softmax = functions.softmax_rows_f32
         self._im2col = functions.im2col_nhwc
         self._layernorm = functions.layernorm_rows_f32
+        self._epilogue = functions.gemm_epilogue
         self._erfc_table = None
         self.name = name
 
@@ -79,6 +79,18 @@ class Kernels:
                         self._ptr(pack))
         return out
 
+    def epilogue(self, product: np.ndarray, out: np.ndarray, bias_m=None, bias_n=None, residual=None,
+                 clamp=None) -> np.ndarray:
+        """out = ((product (+ bias_m[:, None])) (+ bias_n)) (+ residual), clipped to clamp:
+        gemm()'s epilogue on a product computed elsewhere; all C-contiguous float32 [m, n]
+        (vectors [m], [n]); out may be product, residual may be out."""
+        m, n = product.shape
+        lo, hi = clamp if clamp is not None else (0.0, 0.0)
+        if m and n:
+            self._epilogue(self._ptr(product), self._ptr(out), m, n, self._ptr(bias_m), self._ptr(bias_n),
+                           self._ptr(residual), int(clamp is not None), float(lo), float(hi))
+        return out
+
     def clamp(self, x: np.ndarray, lower, upper, out: np.ndarray) -> np.ndarray:
         """min(max(x, lower), upper) into `out` (may be x); both C-contiguous float32."""
         if x.size:
@@ -91,8 +103,11 @@ class Kernels:
         if self._erfc_table is None:
             from ..ops.elementwise_unary import _ERFC_COEFFICIENTS, _ERFC_DEGREE, _ERFC_WIDTH
             assert _ERFC_DEGREE == 4, "gelu_f32 evaluates degree-4 pieces"
-            # [intervals, 5]: one interval's coefficients together (one cache line).
-            self._erfc_table = (np.ascontiguousarray(_ERFC_COEFFICIENTS.T), 1.0 / _ERFC_WIDTH)
+            # [intervals, 6]: one interval's 5 coefficients together, padded to 6 for
+            # 16-byte loads.
+            table = np.zeros((_ERFC_COEFFICIENTS.shape[1], 6))
+            table[:, :5] = _ERFC_COEFFICIENTS.T
+            self._erfc_table = (table, 1.0 / _ERFC_WIDTH)
         table, inv_width = self._erfc_table
         out = np.empty(x.shape, _F32)
         if x.size:
@@ -146,6 +161,22 @@ class Kernels:
         return out
 
 
+class HostKernels(Kernels):
+    """The native build: its kernels, except that GEMMs are numpy's matmul (the host's
+    BLAS) followed by the C epilogue, one pass over the product for all its terms."""
+
+    def gemm(self, a: np.ndarray, b: np.ndarray, bias_m=None, bias_n=None, clamp=None,
+             out: np.ndarray | None = None, residual: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            out = np.empty((a.shape[0], b.shape[1]), _F32)
+        # A residual that is `out` itself must be read before the product overwrites it.
+        aliased = residual is not None and np.may_share_memory(residual, out)
+        product = np.matmul(a, b) if aliased else np.matmul(a, b, out=out)
+        if bias_m is not None or bias_n is not None or residual is not None or clamp is not None:
+            self.epilogue(product, out, bias_m, bias_n, residual, clamp)
+        return out
+
+
 def available() -> Kernels | None:
     """The wasm kernels in Pyodide (instantiated at the first call), else None."""
     if _loaded is not None or _tried:
@@ -157,13 +188,13 @@ def available() -> Kernels | None:
 
 
 def simd() -> Kernels | None:
-    """The kernels for NHWC depthwise conv2d: the wasm ones in Pyodide, the native
-    build on the host, else None (numpy)."""
+    """The C kernels of this platform: the wasm ones in Pyodide, the native build on
+    the host (HostKernels), else None (numpy)."""
     fast = available()
     return fast if fast is not None else native()
 
 
-def native() -> Kernels | None:
+def native() -> HostKernels | None:
     """On the host: the C kernels built natively by tools/build_kernels.py at set-up,
     loaded once with ctypes; None when that library is missing (no clang), fails to
     load, or WEBNN_PY_NATIVE_KERNELS=0."""
@@ -175,14 +206,15 @@ def native() -> Kernels | None:
         return None
     if NATIVE_LIBRARY.is_file():
         try:
-            _native = load_native(NATIVE_LIBRARY)
+            _native = HostKernels(native_library(NATIVE_LIBRARY), "native")
         except OSError as e:
             _log.warning("webnn-py: cannot load %s (%s); using the numpy kernels", NATIVE_LIBRARY, e)
     return _native
 
 
-def load_native(path) -> Kernels:
-    """The C entry points of a native build, with their C signatures (kernels.c)."""
+def native_library(path):
+    """A native build's C entry points (ctypes, with kernels.c's signatures), for
+    Kernels (the C code as it is, e.g. for tests) or HostKernels (GEMMs in BLAS)."""
     import ctypes
 
     lib = ctypes.CDLL(str(path))
@@ -195,12 +227,13 @@ def load_native(path) -> Kernels:
         "softmax_rows_f32": [p, p, i, i, p],
         "im2col_nhwc": [p] + [i] * 14 + [p],
         "layernorm_rows_f32": [p, p, i, i, p, p, ctypes.c_double],
+        "gemm_epilogue": [p, p, i, i, p, p, p, i, f, f],
     }
     for name, argtypes in signatures.items():
         function = getattr(lib, name)
         function.argtypes = argtypes
         function.restype = None
-    return Kernels(lib, "native")
+    return lib
 
 
 def _load_wasm(synchronously: bool = True) -> None:

@@ -193,10 +193,12 @@ class Conv2dPlan:
         rows at a time, and a GEMM per block;
       * other grouped convolutions: im2col over windows with one batched product.
 
-    In Pyodide, float32 plans call the WebAssembly kernels (webnn_py.kernels) for
-    the GEMMs, the NHWC im2col of one image and NHWC depthwise convolutions, with
-    the bias added in the kernels' epilogue instead of in a separate pass. (The
-    kernels are looked up when the plan is made, at build() for a constant filter.)
+    float32 plans call the C kernels (webnn_py.kernels.simd(): WebAssembly in Pyodide,
+    the native build on the host) for the GEMMs (on the host, numpy's BLAS with the
+    C epilogue), the NHWC im2col of one image and NHWC depthwise convolutions, with
+    the bias, a residual add and clamp/relu in the kernels' epilogue instead of a
+    separate pass each. (The kernels are looked up when the plan is made, at build()
+    for a constant filter.)
     """
 
     # Size of one im2col block (elements): bounds the extra memory of large convolutions.
@@ -213,7 +215,7 @@ class Conv2dPlan:
         o, cg, kh, kw = w_oihw.shape
         self.out_channels, self.kh, self.kw = o, kh, kw
         nchw = self.layout == "nchw"
-        self.fast = kernels.available() if w_oihw.dtype == np.float32 else None
+        self.fast = kernels.simd() if w_oihw.dtype == np.float32 else None
         self.depthwise_kernel = None
         if self.groups == 1:
             self.path = ("pointwise" if (kh, kw) == (1, 1) and self.strides == [1, 1]
@@ -251,7 +253,7 @@ class Conv2dPlan:
         return xp[:, :, ys, xs] if self.layout == "nchw" else xp[:, ys, xs, :]
 
     def takes_residual(self) -> bool:
-        """Whether __call__ can add a residual in the GEMM's epilogue (the wasm kernel's
+        """Whether __call__ can add a residual in the GEMM's epilogue (the C kernels'
         NHWC pointwise and single-image im2col paths, float32)."""
         return (self.fast is not None and self.layout == "nhwc" and
                 (self.path == "pointwise" or (self.path == "im2col" and self.batches == 1)))
@@ -275,7 +277,7 @@ class Conv2dPlan:
 
     def _fast(self, x: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None = None,
               clamp=None) -> np.ndarray:
-        """The wasm kernels' paths (float32): the same GEMM shapes as the numpy paths,
+        """The C kernels' paths (float32): the same GEMM shapes as the numpy paths,
         the bias in the kernel's epilogue, and the NHWC depthwise convolution in one call."""
         fast, n, o = self.fast, self.batches, self.out_channels
         nchw = self.layout == "nchw"

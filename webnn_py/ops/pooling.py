@@ -123,12 +123,34 @@ def _reduce(taps, ufunc) -> np.ndarray:
     return result
 
 
+def _is_global(x: np.ndarray, attributes: dict) -> bool:
+    """One window covering the whole unpadded input (a classifier's global pooling)."""
+    spatial = x.shape[2:] if attributes["layout"] == "nchw" else x.shape[1:3]
+    return (list(attributes["windowDimensions"]) == list(spatial) and not any(attributes["padding"])
+            and list(attributes["outputSizes"]) == [1, 1])
+
+
+def _global(op: str, x: np.ndarray, layout: str) -> np.ndarray:
+    """Global pooling as one reduction over the spatial axes of the input's own layout
+    (for NHWC, whole contiguous rows of channels at a time) instead of window views."""
+    axes = (2, 3) if layout == "nchw" else (1, 2)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if op == "maxPool2d":
+            return np.max(x, axis=axes, keepdims=True)
+        if op == "l2Pool2d":
+            return np.sqrt(np.sum(x * x, axis=axes, keepdims=True))
+        count = x.shape[axes[0]] * x.shape[axes[1]]
+        return np.sum(x, axis=axes, keepdims=True) / x.dtype.type(count)
+
+
 def kernel(op: str):
     def compute(inputs, attributes, outputs):
         x = inputs[0]
         out_dtype = x.dtype
         ctype = compute_type(out_dtype)
         layout = attributes["layout"]
+        if _is_global(x, attributes):
+            return [_global(op, x.astype(ctype, copy=False), layout).astype(out_dtype, copy=False)]
         x = to_nchw(x, layout).astype(ctype, copy=False)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             if op == "maxPool2d":

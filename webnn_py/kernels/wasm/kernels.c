@@ -182,6 +182,34 @@ EXPORT void sgemm(int m, int n, int k,
     }
 }
 
+/* The GEMM's epilogue on its own, for a product computed elsewhere (the host's BLAS,
+ * which is faster there than sgemm above): dst[m, n] = ((src + bias_m[i]) + bias_n[j])
+ * + res, then the activation; the same float32 operations in the same order as
+ * epilogue8. Rows are contiguous (n floats); dst may be src, and res may be dst
+ * (each element is read before it is written).
+ */
+EXPORT void gemm_epilogue(const float *src, float *dst, int m, int n, const float *bias_m, const float *bias_n,
+                          const float *res, int act, float lo_s, float hi_s) {
+    v4 lo = splat(lo_s), hi = splat(hi_s);
+    for (int i = 0; i < m; i++) {
+        const float *si = src + (long)i * n, *ri = res ? res + (long)i * n : 0, *bmi = bias_m ? bias_m + i : 0;
+        float *di = dst + (long)i * n;
+        int j = 0;
+        for (; j + 8 <= n; j += 8)
+            epilogue8(di + j, load4(si + j), load4(si + j + 4), bmi, bias_n ? bias_n + j : 0, ri ? ri + j : 0,
+                      act, lo, hi);
+        for (; j + 4 <= n; j += 4)
+            epilogue4(di + j, load4(si + j), bmi, bias_n ? bias_n + j : 0, ri ? ri + j : 0, act, lo, hi);
+        for (; j < n; j++) {
+            float s = si[j];
+            if (bias_m) s += bias_m[i];
+            if (bias_n) s += bias_n[j];
+            if (res) s += ri[j];
+            di[j] = act ? clamp1(s, lo_s, hi_s) : s;
+        }
+    }
+}
+
 /* ----------------------------------------------------- depthwise conv2d ----
  * §8.9.10 conv2d with groups == input channels == output channels, NHWC input
  * [batches, h, w, ch], filter as [kh, kw, ch] (tap-major, channels contiguous),
@@ -259,55 +287,97 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
  * of 5 power-basis coefficients in s in [0, 1) over intervals of 1/inv_width),
  * clipped to the last interval beyond its end, where exp(-z^2) makes it 0 anyway.
  * The table comes as a pointer because this module keeps no data of its own.
+ * Two lanes of double at a time (f64x2): the double evaluation is what keeps the
+ * result within one float32 ULP, and branch-free lanes are what makes it fast.
  */
-typedef union { double d; uint64_t u; } bits64;
+typedef double v2d __attribute__((vector_size(16)));
+typedef int64_t v2l __attribute__((vector_size(16)));
+typedef int32_t v2i __attribute__((vector_size(8)));
+typedef float v2f __attribute__((vector_size(8)));
+/* Doubles in a numpy float64 buffer are only 8-byte aligned. */
+typedef double v2du __attribute__((vector_size(16), aligned(8)));
 
-/* 2^-k for 0 <= k <= 1022, from its bit pattern. */
-INLINE double pow2_neg(int k) {
-    bits64 b;
-    b.u = (uint64_t)(1023 - k) << 52;
-    return b.d;
+INLINE v2d splat2(double a) { return (v2d){a, a}; }
+/* mask ? a : b, lane by lane (mask lanes all ones or all zeros). */
+INLINE v2d select2(v2l mask, v2d a, v2d b) { return (v2d)(((v2l)a & mask) | ((v2l)b & ~mask)); }
+/* Four floats as two pairs of doubles, and back (rounded once, to nearest). */
+INLINE v2d low2(v4 v) { return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1), v2d); }
+INLINE v2d high2(v4 v) { return __builtin_convertvector(__builtin_shufflevector(v, v, 2, 3), v2d); }
+INLINE v4 narrow4(v2d a, v2d b) {
+    v2f fa = __builtin_convertvector(a, v2f), fb = __builtin_convertvector(b, v2f);
+    return __builtin_shufflevector(fa, fb, 0, 1, 2, 3);
 }
 
-/* exp(-w) for w >= 0 (or NaN): -w = r - k ln 2 with |r| <= ln2 / 2, exp(r) by its
- * Taylor polynomial to degree 13 (truncation < 2e-16 relative), then the power of two
- * in two steps so that no step leaves the normal range early. ln 2 is split in a
- * head with trailing zero bits (k * head is exact) and a tail. */
-INLINE double exp_neg(double w) {
-    if (!(w < 745.0)) return w == w ? 0.0 : w;    /* underflow (and +inf) -> 0; NaN stays */
-    const double ln2_head = 0.693147180369123816490, ln2_tail = 1.90821492927058770002e-10;
-    int k = (int)(w * 1.44269504088896340736 + 0.5);
-    double r = ((double)k * ln2_head - w) + (double)k * ln2_tail;
-    double p = 1.0 / 6227020800.0;                              /* 1/13! */
-    p = p * r + 1.0 / 479001600.0;  p = p * r + 1.0 / 39916800.0; p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;     p = p * r + 1.0 / 40320.0;    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;        p = p * r + 1.0 / 120.0;      p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;          p = p * r + 0.5;              p = p * r + 1.0;
-    p = p * r + 1.0;
-    if (k > 1000) { p *= pow2_neg(1000); k -= 1000; }
-    return p * pow2_neg(k);
+/* exp(-w) for w >= 0 (or NaN), two lanes: -w = r - k ln 2 with |r| <= ln2 / 2, exp(r)
+ * by its Taylor polynomial to degree 11 (truncation < 1e-14 relative, far below the
+ * 2^-25 a float32 result needs), times 2^-k built from its bit pattern in two halves so
+ * that neither leaves the normal range. k is rounded to nearest by adding 1.5 * 2^52,
+ * whose low mantissa bits then hold k. ln 2 is split in a head with trailing zero bits
+ * (k * head is exact for k < 2^11) and a tail. w >= 745 (or +inf) gives 0; NaN stays. */
+INLINE v2d exp_neg2(v2d w) {
+    const v2d shifter = splat2(6755399441055744.0);
+    v2l in_range = w < splat2(745.0);
+    v2d wc = select2(in_range, w, splat2(0.0));
+    v2d t = wc * splat2(1.44269504088896340736) + shifter;
+    v2d kd = t - shifter;
+    v2l k = (v2l)t - (v2l)shifter;
+    v2d r = (kd * splat2(0.693147180369123816490) - wc) + kd * splat2(1.90821492927058770002e-10);
+    v2d p = splat2(1.0 / 40320.0);                                              /* 1/8! */
+    p = p * r + splat2(1.0 / 5040.0);
+    p = p * r + splat2(1.0 / 720.0);     p = p * r + splat2(1.0 / 120.0);
+    p = p * r + splat2(1.0 / 24.0);      p = p * r + splat2(1.0 / 6.0);
+    p = p * r + splat2(0.5);             p = p * r + splat2(1.0);
+    p = p * r + splat2(1.0);
+    v2l k1 = k >> 1, k2 = k - k1;
+    v2l bias = {1023, 1023};
+    v2d e = p * (v2d)((bias - k1) << 52) * (v2d)((bias - k2) << 52);
+    v2l is_nan = w != w;
+    return select2(in_range, e, (v2d)((v2l)w & is_nan));     /* NaN's own bits, else +0 */
+}
+
+/* gelu of two lanes of double (float32 values), see above. The table has rows of 6
+ * (5 coefficients and a zero) so that each lane's row is read as three 16-byte loads. */
+INLINE v2d gelu2(v2d v, const double *table, int intervals, double inv_width) {
+    v2d z = (v2d)((v2l)v & (v2l){INT64_MAX, INT64_MAX}) * splat2(0.70710678118654752440);   /* |x| / sqrt 2 */
+    v2d u = z * splat2(inv_width);
+    v2d end = splat2((double)intervals);
+    u = select2(u < end, u, end);                 /* beyond the table, or NaN: the last interval's end */
+    /* floor(u) by the 1.5 * 2^52 trick on u - 1/2 (a tie may round an integer u down to
+     * the previous interval, evaluated at its s = 1: as accurate); u = intervals becomes
+     * the last interval's s = 1. */
+    const v2d shifter = splat2(6755399441055744.0);
+    v2d t = (u - splat2(0.5)) + shifter;
+    v2l whole = (v2l)t - (v2l)shifter;
+    v2l past = whole == (v2l){intervals, intervals};
+    whole = whole + past;
+    v2d s = u - ((t - shifter) - (v2d)((v2l)splat2(1.0) & past));
+    const double *c0 = table + (long)whole[0] * 6, *c1 = table + (long)whole[1] * 6;
+    v2d a01 = *(const v2du *)c0, a23 = *(const v2du *)(c0 + 2), a45 = *(const v2du *)(c0 + 4);
+    v2d b01 = *(const v2du *)c1, b23 = *(const v2du *)(c1 + 2), b45 = *(const v2du *)(c1 + 4);
+    v2d r = __builtin_shufflevector(a45, b45, 0, 2);
+    r = r * s + __builtin_shufflevector(a23, b23, 1, 3);
+    r = r * s + __builtin_shufflevector(a23, b23, 0, 2);
+    r = r * s + __builtin_shufflevector(a01, b01, 1, 3);
+    r = r * s + __builtin_shufflevector(a01, b01, 0, 2);
+    v2d tail = r * exp_neg2(z * z);
+    v2d half = select2(v >= splat2(0.0), splat2(2.0) - tail, tail);
+    return half * splat2(0.5) * v;
 }
 
 EXPORT void gelu_f32(const float *x, float *out, int n, const double *table, int intervals, double inv_width) {
-    for (int i = 0; i < n; i++) {
-        double v = x[i];
-        double z = (v < 0 ? -v : v) * 0.70710678118654752440;   /* |x| / sqrt 2 */
-        double u = z * inv_width, s;
-        int index;
-        if (u < (double)intervals) { index = (int)u; s = u - (double)index; }
-        else { index = intervals - 1; s = 1.0; }                /* beyond the table, or NaN */
-        const double *c = table + (long)index * 5;
-        double r = (((c[4] * s + c[3]) * s + c[2]) * s + c[1]) * s + c[0];
-        double tail = r * exp_neg(z * z);
-        double half = v >= 0 ? (tail * -2.0 + 2.0) + tail : tail;
-        out[i] = (float)(half * 0.5 * v);
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4 v = load4(x + i);
+        store4(out + i, narrow4(gelu2(low2(v), table, intervals, inv_width),
+                                gelu2(high2(v), table, intervals, inv_width)));
     }
+    for (; i < n; i++) out[i] = (float)gelu2(splat2(x[i]), table, intervals, inv_width)[0];
 }
 
 /* --------------------------------------------------------------- softmax ----
  * §8.9.55 softmax along contiguous rows of length n (rows of them), float32 in and
  * out, in double like ops/activations.py's numpy path: e = exp(x - max) (x - max <= 0,
- * so exp_neg(max - x)), out = e / sum(e), rounded once. A NaN anywhere in a row makes
+ * so exp_neg2(max - x)), out = e / sum(e), rounded once. A NaN anywhere in a row makes
  * the maximum NaN and so the whole row NaN, as numpy's max does. `scratch` holds a
  * row's exponentials (n doubles, the caller's).
  */
@@ -315,18 +385,41 @@ EXPORT void softmax_rows_f32(const float *x, float *out, int rows, int n, double
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (long)r * n;
         float *orow = out + (long)r * n;
-        double m = xr[0];
-        for (int i = 1; i < n; i++) {
-            double v = xr[i];
-            if (m == m && (v > m || v != v)) m = v;
+        float m1 = xr[0];
+        int i = 1;
+        if (n >= 4) {
+            v4 m = load4(xr);
+            for (i = 4; i + 4 <= n; i += 4) {
+                v4 v = load4(xr + i);
+                m = (v4)(((v4i)v & ((v > m) | (v != v))) | ((v4i)m & ~((v > m) | (v != v))));
+            }
+            float lanes1 = m[1], lanes2 = m[2], lanes3 = m[3];   /* constant lanes: no stack */
+            m1 = m[0];
+            if (m1 == m1 && (lanes1 > m1 || lanes1 != lanes1)) m1 = lanes1;
+            if (m1 == m1 && (lanes2 > m1 || lanes2 != lanes2)) m1 = lanes2;
+            if (m1 == m1 && (lanes3 > m1 || lanes3 != lanes3)) m1 = lanes3;
         }
-        double sum = 0.0;
-        for (int i = 0; i < n; i++) {
-            double e = exp_neg(m - (double)xr[i]);
+        for (; i < n; i++) if (m1 == m1 && (xr[i] > m1 || xr[i] != xr[i])) m1 = xr[i];
+        v2d m2 = splat2(m1), sum2 = splat2(0.0);
+        i = 0;
+        for (; i + 4 <= n; i += 4) {
+            v4 v = load4(xr + i);
+            v2d a = exp_neg2(m2 - low2(v)), b = exp_neg2(m2 - high2(v));
+            *(v2du *)(scratch + i) = a;
+            *(v2du *)(scratch + i + 2) = b;
+            sum2 += a + b;
+        }
+        double sum = sum2[0] + sum2[1];
+        for (; i < n; i++) {
+            double e = exp_neg2(splat2(m1 - (double)xr[i]))[0];
             scratch[i] = e;
             sum += e;
         }
-        for (int i = 0; i < n; i++) orow[i] = (float)(scratch[i] / sum);
+        v2d total = splat2(sum);
+        i = 0;
+        for (; i + 4 <= n; i += 4)
+            store4(orow + i, narrow4(*(v2du *)(scratch + i) / total, *(v2du *)(scratch + i + 2) / total));
+        for (; i < n; i++) orow[i] = (float)(scratch[i] / sum);
     }
 }
 

@@ -6,8 +6,9 @@ data: each of the kh*kw taps multiplies rows whose innermost axis is the long,
 contiguous channel axis, where NCHW gives short strided rows (7 or 14 elements
 deep in a MobileNet). Pointwise convolutions are one GEMM either way.
 
-So, when a graph has a depthwise conv2d in NCHW, this pass rewrites it and
-everything layout-agnostic downstream of it to NHWC: conv2d (inputLayout
+So, when a graph has a depthwise conv2d in NCHW, this pass rewrites it, any
+other conv2d whose input is no larger than its output (a stem convolution), and
+everything layout-agnostic downstream of them to NHWC: conv2d (inputLayout
 "nhwc"; the filter keeps its layout, specialise.py lays it out once), pooling
 (layout "nhwc"), element-wise operations whose operands are NHWC values of the
 same shape, single elements or constants (re-laid out once, here). A transpose to NHWC is inserted where a rewritten
@@ -42,6 +43,13 @@ def _is_depthwise_nchw(node: Node) -> bool:
     return node.attributes["groups"] == channels == node.outputs[0].descriptor.shape[1] and channels > 1
 
 
+def _cheaper_in_nhwc(node: Node) -> bool:
+    """A conv2d (e.g. a stem: 3 channels in, 32 out) whose input is no larger than its
+    output: transposing that input costs less than transposing the output for what
+    follows in NHWC, and the NHWC conv itself runs in the C kernels' im2col path."""
+    return node.inputs[0].descriptor.element_count <= node.outputs[0].descriptor.element_count
+
+
 def channels_last(order: list[Node], outputs: Mapping[str, Value], constant_of) -> tuple[list[Node], dict[str, Value]]:
     """The rewritten node list and graph outputs (unchanged when the pass does not apply)."""
     if not any(_is_depthwise_nchw(node) for node in order):
@@ -66,7 +74,8 @@ def channels_last(order: list[Node], outputs: Mapping[str, Value], constant_of) 
         kind = node.kind
         first = node.inputs[0] if node.inputs else None
         converted = first is not None and id(first) in nhwc
-        if kind == "conv2d" and node.attributes["inputLayout"] == "nchw" and (converted or _is_depthwise_nchw(node)):
+        if kind == "conv2d" and node.attributes["inputLayout"] == "nchw" and (
+                converted or _is_depthwise_nchw(node) or _cheaper_in_nhwc(node)):
             x = nhwc[id(first)] if converted else _transpose(result, plain(first), _TO_NHWC)
             result.append(_rewritten(node, [x] + [plain(v) for v in node.inputs[1:]],
                                      dict(node.attributes, inputLayout="nhwc"), nhwc))

@@ -117,7 +117,7 @@ def _matmul(node: Node, constant_of):
                 result = gemm(a.reshape(-1, a.shape[-1]), b).reshape(*rows, b.shape[1])
             return [result.astype(out_dtype, copy=False)]
 
-        fast = kernels.available() if work == _F32 else None
+        fast = kernels.simd() if work == _F32 else None
         if fast is not None:
             kernel.epilogue = _matmul_epilogue(fast, b, rows)
         return kernel
