@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/webnn_bench.py [--models mobilenet transformer] [--warmup S] [--measure S]
                                           [--skip-browser] [--skip-host] [--profile MODEL] [--quick]
-                                          [--time-slice MS] [--json FILE]
+                                          [--time-slice MS] [--post-task MODE]
+                                          [--json FILE]
 
 The models are bench/models.py's: MobileNetV2 (224×224×3) and a 2-layer transformer
 encoder (seq 128, hidden 256), fp32, batch 1, seeded weights. Each is defined once
@@ -15,8 +16,9 @@ builder calls through navigator.ml from page script (writeTensor → dispatch �
 readTensor per run), and runs ORT-web 1.30's wasm EP with 1 thread; page 2 runs the
 wasm EP with 2 threads (ORT reads its thread count once per page). Each of the three
 warms up on its own for ≥ --warmup s, then they are timed in alternation (a few runs
-each in turn) until --measure s have passed, so all see the same machine load; the
-tables show medians and ratios against ORT-web 1 thread. Cold start is page 1's
+each in turn, after a 50 ms pause and one untimed run, in an order rotated every turn) until --measure s
+have passed, so all see the same machine load; the tables show medians and ratios
+against ORT-web 1 thread. Cold start is page 1's
 navigation start → createContext() resolved → first model fetched, replayed, built
 and run once.
 
@@ -61,7 +63,16 @@ RUNTIME = REPO / "build" / "pyodide"
 # Cross-origin isolation: SharedArrayBuffer for ORT-web's threads, and a 5 µs page clock.
 COI_HEADERS = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 RTOL = ATOL = 1e-4
-RUNS_PER_TURN = 3      # runs per side per alternation turn
+RUNS_PER_TURN = 3      # timed runs per side per alternation turn
+SETTLE_S = 0.05        # idle pause before each side's turn
+
+
+def turn_order(sides: list, turn: int) -> list:
+    """The sides in turn `turn`'s order: rotated every turn, so that no side always
+    follows the same other one (on 2 cores, ORT-web's 2-thread pool spinning on after
+    its runs slowed whichever side came next by ~5 ms: webnn-py, in a fixed order)."""
+    shift = turn % len(sides)
+    return sides[shift:] + sides[:shift]
 
 
 def median_ms(times):
@@ -142,12 +153,16 @@ async def host_bench(prepared: Prepared, warmup: float, measure: float, min_runs
             runs += 1
     times = {side: [] for side in sides}
     start = time.perf_counter()
+    turn = 0
     while time.perf_counter() - start < measure or min(len(t) for t in times.values()) < min_runs:
-        for side, run in sides.items():
+        for side in turn_order(list(sides), turn):
+            await asyncio.sleep(SETTLE_S)
+            await sides[side]()           # untimed: the switch from the other side settles
             for _ in range(RUNS_PER_TURN):
                 t0 = time.perf_counter()
-                await run()
+                await sides[side]()
                 times[side].append((time.perf_counter() - t0) * 1000)
+        turn += 1
     context.destroy()
     return {"build_ms": build_ms, "first_run_ms": first_run_ms, "times": times,
             "diff": compare(first["webnn"], prepared.reference)}
@@ -168,7 +183,7 @@ def _quiet_disconnects(httpd) -> None:
 
 def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float, measure: float,
                   min_runs: int, profile: str | None, profile_runs: int, quick: bool = False,
-                  time_slice: float | None = None) -> dict:
+                  time_slice: float | None = None, post_task: str | None = None) -> dict:
     from webnn_py.serve import PolyfillServer
     from wpt_runner.chromium import launch_chromium
 
@@ -192,6 +207,7 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
 
         # Page 1 first, alone: its load in a fresh profile is the cold start.
         slicing = "" if time_slice is None else f"&timeSlice={time_slice:g}"
+        slicing += "" if post_task is None else f"&postTask={post_task}"
         webnn_page = open_page(f"webnn=1&threads=1&first={keys[0]}{slicing}")
         cold = webnn_page.evaluate("self.coldStart")
         if "error" in cold:
@@ -216,10 +232,16 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
             warm = {side: page.evaluate("([k, ms]) => warmUp(k, ms)", [kind, warmup * 1000])
                     for side, (page, kind) in sides.items()}
             times = {side: [] for side in sides}
-            start = time.perf_counter()
+            start, turn = time.perf_counter(), 0
             while time.perf_counter() - start < measure or min(len(t) for t in times.values()) < min_runs:
-                for side, (page, kind) in sides.items():
-                    times[side] += page.evaluate("([k, n]) => timeRuns(k, n)", [kind, RUNS_PER_TURN])
+                for side in turn_order(list(sides), turn):
+                    page, kind = sides[side]
+                    # ORT-web's thread pool spins on for a while after its runs; on a 2-core
+                    # machine that slowed the next side's first runs by up to 60%. A pause
+                    # and one untimed run let the switch from the other side settle.
+                    time.sleep(SETTLE_S)
+                    times[side] += page.evaluate("([k, n]) => timeRuns(k, n)", [kind, RUNS_PER_TURN + 1])[1:]
+                turn += 1
             for page in (webnn_page, ort2_page):
                 page.evaluate("release()")
             out["models"][key] = {"times": times, "warm": warm, "diffs": diffs, "build_ms": info["buildMs"],
@@ -282,6 +304,8 @@ def main(argv=None) -> int:
     parser.add_argument("--time-slice", type=float, default=None,
                         help="the polyfill's timeSlice option in ms (default: its own, 8; 0: each dispatch in "
                              "one task): what cooperative slicing costs")
+    parser.add_argument("--post-task", default=None,
+                        help="the polyfill's postTask option (how the rest of a sliced dispatch is scheduled)")
     parser.add_argument("--json", type=Path, help="also write every measurement (all samples) to this JSON file")
     parser.add_argument("--no-setup", action="store_true", help="do not rebuild build/pyodide's webnn_py wheel "
                         "from the current sources first")
@@ -320,7 +344,7 @@ def main(argv=None) -> int:
         browser = None
         if not args.skip_browser:
             browser = browser_bench(prepared, directory, warmup, measure, min_runs, profile, profile_runs,
-                                    args.quick, args.time_slice)
+                                    args.quick, args.time_slice, args.post_task)
 
     settings = f"warm-up ≥{warmup:g} s per side, then {measure:g} s of alternating runs"
     print(f"machine: {os.cpu_count()} CPUs, 1-minute load average {load_before:.1f} at the start and "

@@ -287,24 +287,21 @@
     return result;
   }
 
+  // A promise for a Python awaitable: the bridge resolves a JS promise with the
+  // outcome (a JS value, or a PyProxy this side owns: an API object to wrap, or a
+  // failure to throw as its JS error).
   function toPromise(awaitable) {
-    return new Promise((resolve, reject) => {
-      const settled = bridge.settle(awaitable);
-      settled.then(
-        (result) => {
-          try {
-            // Pyodide lends the resolution value only for the duration of this
-            // callback; a wrapper must own its proxy.
-            resolve(unpack(PyProxy && result instanceof PyProxy ? result.copy() : result));
-          } catch (error) {
-            reject(error);
-          } finally {
-            awaitable.destroy();
-            settled.destroy();
-          }
-        },
-        (error) => reject(toError("OperationError", String(error && error.message))),
-      );
+    let settled;
+    try {
+      settled = bridge.settle(awaitable);
+    } finally {
+      awaitable.destroy();
+    }
+    return settled.then((result) => {
+      if (!(PyProxy && result instanceof PyProxy)) return result;
+      const owned = result.copy();
+      result.destroy();
+      return unpack(owned);
     });
   }
 

@@ -255,6 +255,25 @@ def test_gemm_residual_epilogue_is_the_separate_float32_adds(gemm_kernels, m, n,
     np.testing.assert_array_equal(in_place, (product + bias) + residual)
 
 
+@pytest.mark.parametrize("m,n,k", [(4, 8, 3), (37, 20, 9), (130, 1024, 64), (16, 7, 5), (2, 9, 1)])
+def test_a_b_packed_at_build_gives_the_same_bits(native, m, n, k):
+    """gemm(packed_b=pack_b(b)) is the same computation as packing at the call (every
+    strip shape: full 8-column strips packed, the 4-wide and scalar edges read from b),
+    also where the call would not have packed (few rows); None where nothing is packed."""
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    bias = RNG.standard_normal(n).astype(np.float32)
+    packed = native.pack_b(b)
+    if n < 8 or k == 1:
+        assert packed is None
+    else:
+        assert packed.shape == (k * (n // 8) * 8,)
+        np.testing.assert_array_equal(packed[:8 * k].reshape(k, 8), b[:, :8])
+    got = native.gemm(a, b, bias_n=bias, clamp=(-1.0, 1.0), packed_b=packed)
+    np.testing.assert_array_equal(got, native.gemm(a, b, bias_n=bias, clamp=(-1.0, 1.0)))
+    assert_close(native.gemm(a, b, packed_b=packed), a, b, reference_gemm(a, b))
+
+
 @pytest.mark.parametrize("m,n", [(1, 1), (3, 3), (5, 4), (7, 13), (64, 96)])
 def test_gemm_epilogue_pass_is_the_separate_float32_operations(native, m, n):
     """The epilogue on its own (the host's GEMMs): ((p + bias_m) + bias_n) + residual, then

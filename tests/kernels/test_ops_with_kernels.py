@@ -28,6 +28,9 @@ def with_native(native, monkeypatch):
             calls.append(("epilogue",) + tuple(k for k in ("bias_n", "residual", "clamp") if kw.get(k) is not None))
             return native.gemm(*a, **kw)
 
+        def pack_b(self, *a, **kw):
+            return native.pack_b(*a, **kw)
+
         def depthwise_nhwc(self, *a, **kw):
             calls.append("depthwise")
             calls.append(("depthwise epilogue", kw.get("clamp")))

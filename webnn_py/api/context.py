@@ -108,7 +108,7 @@ class MLContext:
             for name, tensor in outputs.items():
                 np.copyto(tensor._data, results[name], casting="no")
 
-        self._timeline.enqueue(run)
+        self._timeline.enqueue(run, start=True)
 
     # -- tensors ------------------------------------------------------------------------------
 

@@ -14,16 +14,17 @@ PythonError whose message is a traceback).
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import traceback
 
 import js  # Pyodide's view of the JS global scope
-from pyodide.ffi import create_once_callable, to_js
+from pyodide.ffi import JsProxy, create_once_callable, create_proxy, to_js
 
 from .. import api
 from ..base.errors import DOMException, NotSupportedError, describe, error_name
 from ..bindings import convert_arguments, set_platform_object_unwrapper
-from ..runtime.timeline import Timeline, set_post_task
+from ..runtime.timeline import Promise, Timeline, set_post_task
 
 ml = api.ML()
 
@@ -91,13 +92,31 @@ def get(target, attribute: str):
     return _outcome(lambda: getattr(target, attribute))
 
 
-async def settle(awaitable):
-    """Await a Python future or coroutine; report its outcome like `invoke`."""
-    try:
-        value = await awaitable
-    except Exception as exc:  # noqa: BLE001
-        return BridgeFailure(exc)
-    return _to_js(value)
+def settle(awaitable):
+    """A JS promise for a Python future or coroutine, resolved with its outcome as
+    `invoke` reports it (a failure too: the shim turns it into the rejection). The
+    API's own futures (runtime.timeline.Promise) resolve it synchronously as they
+    settle; anything else (a coroutine) runs as an asyncio task first. A Python
+    object travels as a PyProxy the shim owns (and destroys)."""
+    future = asyncio.ensure_future(awaitable)
+    resolvers = {}
+    promise = js.Promise.new(create_once_callable(lambda resolve, _reject: resolvers.setdefault("resolve", resolve)))
+
+    def settled(done):
+        try:
+            outcome = _to_js(done.result())
+        except BaseException as exc:  # noqa: BLE001 - CancelledError included
+            outcome = BridgeFailure(exc)
+        if outcome is None or isinstance(outcome, (JsProxy, bool, int, float, str)):
+            resolvers["resolve"](outcome)
+        else:
+            resolvers["resolve"](create_proxy(outcome, roundtrip=False))
+
+    if isinstance(future, Promise):
+        future.on_settled(settled)
+    else:
+        future.add_done_callback(settled)
+    return promise
 
 
 def _member(target, member: str):

@@ -38,6 +38,7 @@ class Kernels:
 
     def __init__(self, functions, name: str):
         self._sgemm = functions.sgemm
+        self._pack_b = functions.gemm_pack_b
         self._depthwise = functions.depthwise_nhwc
         self._clamp = functions.clamp_f32
         self._gelu = functions.gelu_f32
@@ -53,13 +54,14 @@ class Kernels:
         return 0 if array is None else array.__array_interface__["data"][0]
 
     def gemm(self, a: np.ndarray, b: np.ndarray, bias_m=None, bias_n=None, clamp=None,
-             out: np.ndarray | None = None, residual: np.ndarray | None = None) -> np.ndarray:
+             out: np.ndarray | None = None, residual: np.ndarray | None = None,
+             packed_b: np.ndarray | None = None) -> np.ndarray:
         """((a @ b (+ bias_m[:, None])) (+ bias_n)) (+ residual) then clip to clamp=(lo, hi),
         float32, 2-D, each addition rounded as a separate float32 add would be. a may be
         any float32 view with element strides (a transpose is not copied); b needs
         contiguous rows; bias_m/bias_n contiguous vectors; residual C-contiguous [m, n]
-        (it may be `out` itself). The result is a fresh C-contiguous array unless `out`
-        (C-contiguous, [m, n]) is given."""
+        (it may be `out` itself); packed_b, pack_b(b) made once for a constant b. The
+        result is a fresh C-contiguous array unless `out` (C-contiguous, [m, n]) is given."""
         m, k = a.shape
         n = b.shape[1]
         if a.strides[0] % 4 or a.strides[1] % 4 or a.strides[0] < 0 or a.strides[1] < 0:
@@ -69,15 +71,27 @@ class Kernels:
         if out is None:
             out = np.empty((m, n), _F32)
         lo, hi = clamp if clamp is not None else (0.0, 0.0)
-        # Packing B's strips pays off once enough rows reuse them.
-        pack = np.empty(k * (n // 8) * 8, _F32) if m >= 16 and n >= 8 and k > 1 else None
+        pack = packed_b
+        if pack is None and m >= 16 and n >= 8 and k > 1:
+            # Packing B's strips pays off once enough rows reuse them.
+            pack = np.empty(k * (n // 8) * 8, _F32)
         if m and n:
             self._sgemm(m, n, k, self._ptr(a), a.strides[0] // 4, a.strides[1] // 4,
                         self._ptr(b), b.strides[0] // 4, self._ptr(out), n,
                         self._ptr(bias_m), self._ptr(bias_n), self._ptr(residual), int(clamp is not None),
-                        float(lo), float(hi),
-                        self._ptr(pack))
+                        float(lo), float(hi), self._ptr(pack), int(packed_b is not None))
         return out
+
+    def pack_b(self, b: np.ndarray) -> np.ndarray | None:
+        """A constant right operand's strips laid out once (at build), for gemm(packed_b=);
+        None where the kernel would not pack (fewer than 8 columns, k of 1)."""
+        k, n = b.shape
+        if n < 8 or k <= 1:
+            return None
+        b = np.ascontiguousarray(b, _F32)
+        pack = np.empty(k * (n // 8) * 8, _F32)
+        self._pack_b(k, n, self._ptr(b), n, self._ptr(pack))
+        return pack
 
     def epilogue(self, product: np.ndarray, out: np.ndarray, bias_m=None, bias_n=None, residual=None,
                  clamp=None) -> np.ndarray:
@@ -165,8 +179,12 @@ class HostKernels(Kernels):
     """The native build: its kernels, except that GEMMs are numpy's matmul (the host's
     BLAS) followed by the C epilogue, one pass over the product for all its terms."""
 
+    def pack_b(self, b: np.ndarray) -> None:
+        return None              # BLAS packs for itself
+
     def gemm(self, a: np.ndarray, b: np.ndarray, bias_m=None, bias_n=None, clamp=None,
-             out: np.ndarray | None = None, residual: np.ndarray | None = None) -> np.ndarray:
+             out: np.ndarray | None = None, residual: np.ndarray | None = None,
+             packed_b: np.ndarray | None = None) -> np.ndarray:
         if out is None:
             out = np.empty((a.shape[0], b.shape[1]), _F32)
         # A residual that is `out` itself must be read before the product overwrites it.
@@ -220,7 +238,8 @@ def native_library(path):
     lib = ctypes.CDLL(str(path))
     i, p, f = ctypes.c_int, ctypes.c_void_p, ctypes.c_float
     signatures = {
-        "sgemm": [i, i, i, p, i, i, p, i, p, i, p, p, p, i, f, f, p],
+        "sgemm": [i, i, i, p, i, i, p, i, p, i, p, p, p, i, f, f, p, i],
+        "gemm_pack_b": [i, i, p, i, p],
         "depthwise_nhwc": [i, i, i, i, p, p, i, i, p, p, i, i, i, i, i, i, i, i, i, f, f],
         "clamp_f32": [p, p, i, f, f],
         "gelu_f32": [p, p, i, p, i, ctypes.c_double],

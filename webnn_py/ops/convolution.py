@@ -217,12 +217,15 @@ class Conv2dPlan:
         nchw = self.layout == "nchw"
         self.fast = kernels.simd() if w_oihw.dtype == np.float32 else None
         self.depthwise_kernel = None
+        self.packed = None
         if self.groups == 1:
             self.path = ("pointwise" if (kh, kw) == (1, 1) and self.strides == [1, 1]
                          and not any(self.padding) else "im2col")
             # im2col columns are ordered (c, i, j) for NCHW and (i, j, c) for NHWC.
             self.matrix = (np.ascontiguousarray(w_oihw.reshape(o, cg * kh * kw)) if nchw else
                            np.ascontiguousarray(w_oihw.transpose(2, 3, 1, 0).reshape(kh * kw * cg, o)))
+            if self.fast is not None and not nchw:
+                self.packed = self.fast.pack_b(self.matrix)     # the GEMM's right operand, packed once
         elif cg == 1 and o == self.groups:
             self.path = "depthwise"
             self._depthwise_taps(w_oihw.reshape(o, kh * kw))
@@ -293,8 +296,8 @@ class Conv2dPlan:
                     fast.gemm(self.matrix, x[b], bias_m=bias, out=out[b])
                 return out.reshape(self.output_shape)
             return fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias,
-                             residual=None if residual is None else residual.reshape(n * hw, o), clamp=clamp
-                             ).reshape(self.output_shape)
+                             residual=None if residual is None else residual.reshape(n * hw, o), clamp=clamp,
+                             packed_b=self.packed).reshape(self.output_shape)
         if nchw or n != 1:
             return self._numpy_with_bias(x, bias)
         return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias, residual, clamp)
@@ -324,7 +327,7 @@ class Conv2dPlan:
             self.fast.im2col_nhwc(x, (kh, kw), self.strides, self.dilations, pads, rows, ow, part)
             self.fast.gemm(part, self.matrix, bias_n=bias, out=rows_out[r0 * ow:rows.stop * ow],
                            residual=None if residual is None else residual_rows[r0 * ow:rows.stop * ow],
-                           clamp=clamp)
+                           clamp=clamp, packed_b=self.packed)
         return out
 
     def _numpy(self, x: np.ndarray) -> np.ndarray:

@@ -35,8 +35,12 @@ def batched_gemm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if fast is None:
         return np.matmul(a, b)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = np.broadcast_to(a, batch + a.shape[-2:])
-    b = np.broadcast_to(b, batch + b.shape[-2:])
+    if b.strides[-1] != 4 and b.ndim > 2:
+        # The kernel reads B's rows as vectors: lay out every matrix of a transposed
+        # stack (attention's k^T) in one copy rather than one per matrix.
+        b = np.ascontiguousarray(b)
+    a = a if a.shape[:-2] == batch else np.broadcast_to(a, batch + a.shape[-2:])
+    b = b if b.shape[:-2] == batch else np.broadcast_to(b, batch + b.shape[-2:])
     out = np.empty(batch + (a.shape[-2], b.shape[-1]), _F32)
     for index in np.ndindex(*batch):
         fast.gemm(a[index], b[index], out=out[index])

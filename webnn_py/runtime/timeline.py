@@ -54,17 +54,27 @@ class Timeline:
         self._current: GeneratorType | None = None    # a step suspended mid-way
         self.aborted = False
         self.slices = 0        # how many tasks the timeline has run in (for tests and benchmarks)
+        self._running = False   # inside _run (a step that enqueues must not start another run)
 
     @property
     def busy(self) -> bool:
         """Is there work queued or a step suspended?"""
         return self._current is not None or bool(self._queue)
 
-    def enqueue(self, run: Callable[[], object], on_abort: Callable[[], None] | None = None) -> None:
+    def enqueue(self, run: Callable[[], object], on_abort: Callable[[], None] | None = None,
+                start: bool = False) -> None:
         """Queue `run` (a function, or a generator function for a long step); if the
-        context is lost before it runs, `on_abort` runs instead."""
+        context is lost before it runs, `on_abort` runs instead.
+
+        With `start` (dispatch) and slicing on, a slice of the queue runs at once, in
+        the caller's task, when nothing else is running: work the page would wait
+        for anyway starts without first waiting for a task of its own (~0.1-0.5 ms
+        in Chromium), and the caller is held no longer than one slice."""
         self._queue.append((run, on_abort))
-        self._schedule()
+        if start and self.slice_seconds is not None and not self._running:
+            self._run(time.perf_counter() + self.slice_seconds)
+        if self.busy:
+            self._schedule()
 
     def _schedule(self) -> None:
         if self._scheduled:
@@ -92,6 +102,13 @@ class Timeline:
 
     def _run(self, deadline: float | None) -> None:
         self.slices += 1
+        self._running = True
+        try:
+            self._run_steps(deadline)
+        finally:
+            self._running = False
+
+    def _run_steps(self, deadline: float | None) -> None:
         while self.busy:
             if self._current is None:
                 run, on_abort = self._queue.popleft()
@@ -138,9 +155,39 @@ def _event_loop() -> asyncio.AbstractEventLoop | None:
     return None
 
 
-def new_future() -> asyncio.Future:
+class Promise(asyncio.Future):
+    """The future behind each promise the API returns. Python code awaits it as any
+    asyncio future; `on_settled` listeners are called at once, synchronously, when it
+    is resolved or rejected (asyncio runs its own callbacks in a later task). The
+    browser bridge resolves the page's JS promise from such a listener: the page's
+    await then continues in the same task's microtasks instead of after several
+    event-loop turns (~0.7 ms per readTensor() in Chromium)."""
+
+    _listeners: list | None = None
+
+    def on_settled(self, listener: Callable[["Promise"], None]) -> None:
+        if self.done():
+            listener(self)
+        else:
+            self._listeners = (self._listeners or []) + [listener]
+
+    def set_result(self, result) -> None:
+        super().set_result(result)
+        self._notify()
+
+    def set_exception(self, exception) -> None:
+        super().set_exception(exception)
+        self._notify()
+
+    def _notify(self) -> None:
+        listeners, self._listeners = self._listeners or [], None
+        for listener in listeners:
+            listener(self)
+
+
+def new_future() -> Promise:
     loop = _event_loop()
     if loop is None:
         raise RuntimeError("webnn_py's promise-returning methods need a running asyncio event loop "
                            "(call them from a coroutine, e.g. under asyncio.run())")
-    return loop.create_future()
+    return Promise(loop=loop)

@@ -74,7 +74,8 @@ EXPORT void clamp_f32(const float *x, float *out, int n, float lo_s, float hi_s)
  * strips of B are first copied there, each strip's K x 8 block contiguous: reading
  * a strip straight from B walks k rows ldb apart, and with ldb a multiple of 1024
  * floats (a transformer's 1024-wide weights) those rows all fall into the same few
- * cache sets and evict each other.
+ * cache sets and evict each other. With `packed` set, `pack` already holds them (a
+ * constant B, packed once when the graph was built: gemm_pack_b).
  */
 #define MC 64
 
@@ -97,23 +98,26 @@ INLINE void epilogue4(float *c, v4 s0, const float *bm, const float *bn, const f
     store4(c, s0);
 }
 
+/* B's full 8-column strips, each K x 8 block contiguous, into pack (k * (n / 8) * 8 floats). */
+EXPORT void gemm_pack_b(int k, int n, const float *b, int ldb, float *pack) {
+    for (int j = 0; j + 8 <= n; j += 8) {
+        float *dst = pack + (long)j * k;
+        const float *src = b + j;
+        for (int p = 0; p < k; p++, dst += 8, src += ldb) {
+            store4(dst, load4(src));
+            store4(dst + 4, load4(src + 4));
+        }
+    }
+}
+
 EXPORT void sgemm(int m, int n, int k,
                   const float *a, int a_rs, int a_cs,
                   const float *b, int ldb,
                   float *c, int ldc,
                   const float *bias_m, const float *bias_n, const float *res,
-                  int act, float lo_s, float hi_s, float *pack) {
+                  int act, float lo_s, float hi_s, float *pack, int packed) {
     v4 lo = splat(lo_s), hi = splat(hi_s);
-    if (pack) {
-        for (int j = 0; j + 8 <= n; j += 8) {
-            float *dst = pack + (long)j * k;
-            const float *src = b + j;
-            for (int p = 0; p < k; p++, dst += 8, src += ldb) {
-                store4(dst, load4(src));
-                store4(dst + 4, load4(src + 4));
-            }
-        }
-    }
+    if (pack && !packed) gemm_pack_b(k, n, b, ldb, pack);
     for (int i0 = 0; i0 < m; i0 += MC) {
         int i1 = i0 + MC < m ? i0 + MC : m;
         int j = 0;
@@ -469,17 +473,37 @@ EXPORT void layernorm_rows_f32(const float *x, float *out, int rows, int n,
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (long)r * n;
         float *orow = out + (long)r * n;
-        double sum = 0.0;
-        for (int i = 0; i < n; i++) sum += xr[i];
+        /* Two lanes of double at a time (f64x2), the odd element after them. */
+        v2d sum2 = splat2(0.0);
+        int i = 0;
+        for (; i + 4 <= n; i += 4) {
+            v4 v = load4(xr + i);
+            sum2 += low2(v) + high2(v);
+        }
+        double sum = sum2[0] + sum2[1];
+        for (; i < n; i++) sum += xr[i];
         double mean = sum / n;
-        double squares = 0.0;
-        for (int i = 0; i < n; i++) {
+        v2d mean2 = splat2(mean), squares2 = splat2(0.0);
+        for (i = 0; i + 4 <= n; i += 4) {
+            v4 v = load4(xr + i);
+            v2d d0 = low2(v) - mean2, d1 = high2(v) - mean2;
+            squares2 += d0 * d0 + d1 * d1;
+        }
+        double squares = squares2[0] + squares2[1];
+        for (; i < n; i++) {
             double d = xr[i] - mean;
             squares += d * d;
         }
-        double deviation = __builtin_sqrt(squares / n + epsilon);
-        for (int i = 0; i < n; i++) {
-            double v = (xr[i] - mean) / deviation;
+        v2d deviation = splat2(__builtin_sqrt(squares / n + epsilon));
+        for (i = 0; i + 4 <= n; i += 4) {
+            v4 v = load4(xr + i);
+            v2d lo = (low2(v) - mean2) / deviation, hi = (high2(v) - mean2) / deviation;
+            if (scale) { v4 g = load4(scale + i); lo *= low2(g); hi *= high2(g); }
+            if (bias) { v4 b = load4(bias + i); lo += low2(b); hi += high2(b); }
+            store4(orow + i, narrow4(lo, hi));
+        }
+        for (; i < n; i++) {
+            double v = (xr[i] - mean) / deviation[0];
             if (scale) v *= scale[i];
             if (bias) v += bias[i];
             orow[i] = (float)v;

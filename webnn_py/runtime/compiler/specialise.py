@@ -78,7 +78,7 @@ def _gemm(node: Node, constant_of):
     return kernel
 
 
-def _matmul_epilogue(fast, b: np.ndarray, rows: tuple):
+def _matmul_epilogue(fast, b: np.ndarray, packed, rows: tuple):
     """For fusion.py: the float32 GEMM with a following bias add and residual add in
     the kernel's epilogue (kernels.c sgemm: ((a b + bias) + residual), each a float32
     add as the separate operations would round it). `residual_at` indexes the step's
@@ -93,7 +93,8 @@ def _matmul_epilogue(fast, b: np.ndarray, rows: tuple):
             res = None
             if residual_at is not None:
                 res = np.ascontiguousarray(inputs[residual_at].reshape(-1, n))
-            out = fast.gemm(a.reshape(-1, a.shape[-1]), b, bias_n=bias_n, residual=res, clamp=clamp)
+            out = fast.gemm(a.reshape(-1, a.shape[-1]), b, bias_n=bias_n, residual=res, clamp=clamp,
+                            packed_b=packed)
             return [out.reshape(*rows, n)]
         return kernel
     return make
@@ -110,16 +111,19 @@ def _matmul(node: Node, constant_of):
     if a_value.descriptor.rank >= 2 and b.ndim == 2:
         # A stack of matrices times one matrix is one GEMM on the stacked rows.
         rows = a_value.descriptor.shape[:-1]
+        fast = kernels.simd() if work == _F32 else None
+        # The C GEMM's packed layout of b, made once here rather than at every call.
+        packed = fast.pack_b(b) if fast is not None else None
 
         def kernel(inputs, _attributes, outputs):
             a = inputs[0].astype(work, copy=False)
+            a = a.reshape(-1, a.shape[-1])
             with np.errstate(all="ignore"):
-                result = gemm(a.reshape(-1, a.shape[-1]), b).reshape(*rows, b.shape[1])
-            return [result.astype(out_dtype, copy=False)]
+                result = gemm(a, b) if fast is None else fast.gemm(a, b, packed_b=packed)
+            return [result.reshape(*rows, b.shape[1]).astype(out_dtype, copy=False)]
 
-        fast = kernels.simd() if work == _F32 else None
         if fast is not None:
-            kernel.epilogue = _matmul_epilogue(fast, b, rows)
+            kernel.epilogue = _matmul_epilogue(fast, b, packed, rows)
         return kernel
 
     def kernel(inputs, _attributes, outputs):
