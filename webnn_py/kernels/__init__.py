@@ -115,17 +115,22 @@ class Kernels:
         """§8.9.23 gelu of a C-contiguous float32 array, evaluated in double and rounded
         once (the numpy path's method, with its erfc interpolation table)."""
         if self._erfc_table is None:
-            from ..ops.elementwise_unary import _ERFC_COEFFICIENTS, _ERFC_DEGREE, _ERFC_WIDTH
-            assert _ERFC_DEGREE == 4, "gelu_f32 evaluates degree-4 pieces"
+            from ..ops.elementwise_unary import (_ERFC_COEFFICIENTS, _ERFC_DEGREE, _ERFC_WIDTH, ERF_NEAR,
+                                                 ERF_NEAR_COEFFICIENTS)
+            assert _ERFC_DEGREE == 4 and len(ERF_NEAR_COEFFICIENTS) == 13, "gelu_f32's polynomial degrees"
             # [intervals, 6]: one interval's 5 coefficients together, padded to 6 for
             # 16-byte loads.
             table = np.zeros((_ERFC_COEFFICIENTS.shape[1], 6))
             table[:, :5] = _ERFC_COEFFICIENTS.T
-            self._erfc_table = (table, 1.0 / _ERFC_WIDTH)
-        table, inv_width = self._erfc_table
+            # The short path's bound on |x|, rounded down to a float32 (never beyond ERF_NEAR).
+            near_x = float(np.nextafter(np.float32(ERF_NEAR * np.sqrt(2.0)), np.float32(0)))
+            self._erfc_table = (table, 1.0 / _ERFC_WIDTH, np.ascontiguousarray(ERF_NEAR_COEFFICIENTS), near_x,
+                                1.0 / ERF_NEAR ** 2)
+        table, inv_width, near, near_x, inv_near2 = self._erfc_table
         out = np.empty(x.shape, _F32)
         if x.size:
-            self._gelu(self._ptr(x), self._ptr(out), x.size, self._ptr(table), table.shape[0], inv_width)
+            self._gelu(self._ptr(x), self._ptr(out), x.size, self._ptr(table), table.shape[0], inv_width,
+                       self._ptr(near), near_x, inv_near2)
         return out
 
     def im2col_nhwc(self, x: np.ndarray, kernel, strides, dilations, pads_begin, out_rows: range, out_w: int,
@@ -242,7 +247,7 @@ def native_library(path):
         "gemm_pack_b": [i, i, p, i, p],
         "depthwise_nhwc": [i, i, i, i, p, p, i, i, p, p, i, i, i, i, i, i, i, i, i, f, f],
         "clamp_f32": [p, p, i, f, f],
-        "gelu_f32": [p, p, i, p, i, ctypes.c_double],
+        "gelu_f32": [p, p, i, p, i, ctypes.c_double, p, f, ctypes.c_double],
         "softmax_rows_f32": [p, p, i, i, p],
         "im2col_nhwc": [p] + [i] * 14 + [p],
         "layernorm_rows_f32": [p, p, i, i, p, p, ctypes.c_double],

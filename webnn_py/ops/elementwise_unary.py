@@ -51,23 +51,25 @@ _ERFC_END = 11.0
 _ERFC_DEGREE = 4
 
 
-def _erfc_interpolants() -> np.ndarray:
-    """[degree + 1, intervals]: power-basis coefficients in s in [0, 1) of each interval's interpolant.
+def _chebyshev_nodes(degree: int) -> tuple[np.ndarray, np.ndarray]:
+    """The degree + 1 Chebyshev nodes in s in [0, 1], and their angles theta_j."""
+    n = degree + 1
+    theta = np.pi * (np.arange(n) + 0.5) / n
+    return (np.cos(theta) + 1) / 2, theta
+
+
+def _interpolants(values: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """[degree + 1, pieces]: power-basis coefficients in s of the polynomials through
+    `values` ([pieces, degree + 1], at the Chebyshev nodes of each piece).
 
     Interpolation at the n = degree + 1 Chebyshev nodes t_j = cos(theta_j) has the
     Chebyshev coefficients c_k = (2 - [k = 0]) / n * sum_j f(t_j) cos(k theta_j) (a
-    discrete cosine transform), computed for all intervals at once; a fixed linear map
-    then turns them into powers of s = (t + 1) / 2. (Import-time cost: ~1 ms, mostly
-    the math.erfc calls; it runs in Pyodide at every page load.)"""
-    count = int(_ERFC_END / _ERFC_WIDTH)
-    n = _ERFC_DEGREE + 1
-    theta = np.pi * (np.arange(n) + 0.5) / n
-    nodes = np.cos(theta)                                          # in [-1, 1]
-    z = (np.arange(count)[:, None] + 0.5 + nodes[None, :] / 2) * _ERFC_WIDTH
-    values = np.array([math.exp(v * v) * math.erfc(v) for v in z.ravel().tolist()]).reshape(count, n)
+    discrete cosine transform), computed for all pieces at once; a fixed linear map
+    then turns them into powers of s = (t + 1) / 2."""
+    n = len(theta)
     transform = np.cos(np.outer(np.arange(n), theta)) * (2.0 / n)
     transform[0] /= 2
-    chebyshev = values @ transform.T                               # [intervals, n]
+    chebyshev = values @ transform.T                               # [pieces, n]
     # Column k: the powers of s of T_k(2 s - 1), by T_k+1 = 2 t T_k - T_k-1 with
     # t = 2 s - 1 (coefficient arrays, lowest power first; np.convolve multiplies
     # them). Not numpy.polynomial: importing it costs ~150 ms at every page load.
@@ -83,7 +85,37 @@ def _erfc_interpolants() -> np.ndarray:
     return basis @ chebyshev.T
 
 
+def _erfc_interpolants() -> np.ndarray:
+    """[degree + 1, intervals]: power-basis coefficients in s in [0, 1) of each interval's
+    interpolant of R. (Import-time cost: ~1 ms, mostly the math.erfc calls; it runs in
+    Pyodide at every page load.)"""
+    count = int(_ERFC_END / _ERFC_WIDTH)
+    nodes, theta = _chebyshev_nodes(_ERFC_DEGREE)
+    z = (np.arange(count)[:, None] + nodes[None, :]) * _ERFC_WIDTH
+    values = np.array([math.exp(v * v) * math.erfc(v) for v in z.ravel().tolist()]).reshape(count, -1)
+    return _interpolants(values, theta)
+
+
 _ERFC_COEFFICIENTS = _erfc_interpolants()
+
+# The gelu kernel's short path (kernels.c): for |z| <= ERF_NEAR, erf(z) = z P(z^2 / ERF_NEAR^2),
+# P the degree-12 interpolant of erf(z) / z in s = z^2 / ERF_NEAR^2 at Chebyshev nodes (erf(z) / z
+# is analytic in z^2). Relative error of 1 + erf(z) there, also where z is near -ERF_NEAR and
+# 1 + erf(z) is 0.0047: below 1e-9 (checked in tests/kernels), against the 3e-8 that rounding
+# once to float32 within one ULP allows. It needs no exp and no table lookup.
+ERF_NEAR = 2.0
+_ERF_NEAR_DEGREE = 12
+
+
+def _erf_near_interpolant() -> np.ndarray:
+    """[degree + 1]: power-basis coefficients in s = z^2 / ERF_NEAR^2 of P (see above)."""
+    nodes, theta = _chebyshev_nodes(_ERF_NEAR_DEGREE)
+    z = np.sqrt(nodes) * ERF_NEAR
+    values = np.array([math.erf(v) / v for v in z.tolist()])
+    return _interpolants(values[None, :], theta)[:, 0]
+
+
+ERF_NEAR_COEFFICIENTS = _erf_near_interpolant()
 _TAYLOR = np.array([(-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(11)]) * (2 / math.sqrt(math.pi))
 # The largest float64 below _ERFC_END: arguments are clipped to it, so that every
 # lookup index is in range.

@@ -368,12 +368,35 @@ INLINE v2d gelu2(v2d v, const double *table, int intervals, double inv_width) {
     return half * splat2(0.5) * v;
 }
 
-EXPORT void gelu_f32(const float *x, float *out, int n, const double *table, int intervals, double inv_width) {
+/* The short path, for |x| <= near_x (ERF_NEAR sqrt 2 rounded down to a float): 1 + erf(z) =
+ * 1 + z P(z^2 inv_near2), inv_near2 = 1 / ERF_NEAR^2, P of degree 12 from the caller's `near`
+ * coefficients (ops/elementwise_unary.py), no exp and no lookup; in double, so 1 + erf(z)
+ * keeps its precision where erf(z) nears -1. */
+INLINE v2d gelu2_near(v2d v, const double *near, double inv_near2) {
+    v2d z = v * splat2(0.70710678118654752440);
+    v2d s = z * z * splat2(inv_near2);
+    v2d p = splat2(near[12]);
+    p = p * s + splat2(near[11]); p = p * s + splat2(near[10]); p = p * s + splat2(near[9]);
+    p = p * s + splat2(near[8]);  p = p * s + splat2(near[7]);  p = p * s + splat2(near[6]);
+    p = p * s + splat2(near[5]);  p = p * s + splat2(near[4]);  p = p * s + splat2(near[3]);
+    p = p * s + splat2(near[2]);  p = p * s + splat2(near[1]);  p = p * s + splat2(near[0]);
+    return (splat2(1.0) + z * p) * splat2(0.5) * v;
+}
+
+/* Four floats at a time: the short path when all four are near (most of a network's
+ * activations), else the table path. NaN and infinities are never near. */
+EXPORT void gelu_f32(const float *x, float *out, int n, const double *table, int intervals, double inv_width,
+                     const double *near, float near_x, double inv_near2) {
+    v4 limit = splat(near_x);
     int i = 0;
     for (; i + 4 <= n; i += 4) {
         v4 v = load4(x + i);
-        store4(out + i, narrow4(gelu2(low2(v), table, intervals, inv_width),
-                                gelu2(high2(v), table, intervals, inv_width)));
+        v4i inside = (v4)((v4i)v & (v4i){INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX}) <= limit;
+        if (inside[0] & inside[1] & inside[2] & inside[3])
+            store4(out + i, narrow4(gelu2_near(low2(v), near, inv_near2), gelu2_near(high2(v), near, inv_near2)));
+        else
+            store4(out + i, narrow4(gelu2(low2(v), table, intervals, inv_width),
+                                    gelu2(high2(v), table, intervals, inv_width)));
     }
     for (; i < n; i++) out[i] = (float)gelu2(splat2(x[i]), table, intervals, inv_width)[0];
 }
