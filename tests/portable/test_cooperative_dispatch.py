@@ -16,7 +16,7 @@ import webnn_py
 
 from webnn_py.base.errors import InvalidStateError
 
-from .expect import raises
+from .expect import raises, rejects
 
 F32 = {"dataType": "float32", "shape": [4]}
 I32 = {"dataType": "int32", "shape": [2]}
@@ -206,3 +206,43 @@ async def test_a_runaway_loop_stops_at_max_iterations_while_other_tasks_run():
     exc = seen[0].exc_info[1]
     assert type(exc).__name__ == "OperationError" and "maxIterations (200)" in str(exc)
     assert len(ticks) >= 100
+
+
+async def test_dispatch_runs_its_first_slice_at_once_when_the_timeline_is_idle():
+    """With slicing on, dispatch() starts the work in the caller's task (up to one slice):
+    an idle timeline is done before dispatch() returns when the graph fits in the slice;
+    with a zero budget it runs one step and leaves the rest to later tasks."""
+    context = await webnn_py.ml.createContext()
+    context._timeline.slice_seconds = 60.0
+    graph = await _chain(context, 3)
+    t_in, t_out = await _tensors(context, F32, np.array([0, 1, 2, 3], np.float32))
+    await context.readTensor(t_out)                  # the timeline is idle now
+    context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    assert not context._timeline.busy
+    assert np.frombuffer(await context.readTensor(t_out), np.float32).tolist() == [3, 4, 5, 6]
+    context._timeline.slice_seconds = 0.0
+    context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    assert context._timeline.busy                    # one step done, the others queued
+    assert np.frombuffer(await context.readTensor(t_out), np.float32).tolist() == [3, 4, 5, 6]
+
+
+async def test_promise_listeners_are_told_synchronously_and_once():
+    """runtime.timeline.Promise: on_settled listeners run inside set_result/set_exception
+    (the browser bridge resolves the page's promise there), or at once when it is already
+    settled; awaiting it still works as with any asyncio future."""
+    from webnn_py.runtime.timeline import new_future
+
+    seen = []
+    promise = new_future()
+    promise.on_settled(lambda p: seen.append(("first", p.result())))
+    promise.on_settled(lambda p: seen.append(("second", p.result())))
+    assert seen == []
+    promise.set_result(7)
+    assert seen == [("first", 7), ("second", 7)]
+    promise.on_settled(lambda p: seen.append(("late", p.result())))
+    assert seen[-1] == ("late", 7) and await promise == 7
+    failed = new_future()
+    failed.on_settled(lambda p: seen.append(type(p.exception()).__name__))
+    failed.set_exception(InvalidStateError("lost"))
+    assert seen[-1] == "InvalidStateError"
+    await rejects(failed, InvalidStateError, "lost")
