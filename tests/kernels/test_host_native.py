@@ -1,5 +1,5 @@
-"""On the host, depthwise conv2d (NHWC), gelu, softmax, clamp and the epilogue of
-GEMMs run in the natively built C kernels (webnn_py.kernels.native(), 2.5-6x numpy
+"""On the host, depthwise conv2d (NHWC), gelu, softmax, layerNormalization, clamp and
+the epilogue of GEMMs run in the natively built C kernels (webnn_py.kernels.native(), 2.5-6x numpy
 there), while the products themselves stay with numpy's BLAS; without that library
 the numpy paths serve. Checked against torch in float64 (gelu against math.erfc)."""
 import math

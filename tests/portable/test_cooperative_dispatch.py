@@ -227,7 +227,7 @@ async def test_dispatch_runs_its_first_slice_at_once_when_the_timeline_is_idle()
 
 
 async def test_promise_listeners_are_told_synchronously_and_once():
-    """runtime.timeline.Promise: on_settled listeners run inside set_result/set_exception
+    """runtime.timeline.PromiseFuture: on_settled listeners run inside set_result/set_exception
     (the browser bridge resolves the page's promise there), or at once when it is already
     settled; awaiting it still works as with any asyncio future."""
     from webnn_py.runtime.timeline import new_future

@@ -24,7 +24,7 @@ from pyodide.ffi import JsProxy, create_once_callable, create_proxy, to_js
 from .. import api
 from ..base.errors import DOMException, NotSupportedError, describe, error_name
 from ..bindings import convert_arguments, set_platform_object_unwrapper
-from ..runtime.timeline import Promise, Timeline, set_post_task
+from ..runtime.timeline import PromiseFuture, Timeline, set_post_task
 
 ml = api.ML()
 
@@ -95,7 +95,7 @@ def get(target, attribute: str):
 def settle(awaitable):
     """A JS promise for a Python future or coroutine, resolved with its outcome as
     `invoke` reports it (a failure too: the shim turns it into the rejection). The
-    API's own futures (runtime.timeline.Promise) resolve it synchronously as they
+    API's own futures (runtime.timeline.PromiseFuture) resolve it synchronously as they
     settle; anything else (a coroutine) runs as an asyncio task first. A Python
     object travels as a PyProxy the shim owns (and destroys)."""
     future = asyncio.ensure_future(awaitable)
@@ -112,7 +112,7 @@ def settle(awaitable):
         else:
             resolvers["resolve"](create_proxy(outcome, roundtrip=False))
 
-    if isinstance(future, Promise):
+    if isinstance(future, PromiseFuture):
         future.on_settled(settled)
     else:
         future.add_done_callback(settled)

@@ -229,9 +229,9 @@ class Conv2dPlan:
         elif cg == 1 and o == self.groups:
             self.path = "depthwise"
             self._depthwise_taps(w_oihw.reshape(o, kh * kw))
-            # The C kernel serves NHWC depthwise on the host too (the native build, ~4x
-            # the numpy taps there); its filter layout is [kh, kw, channels].
-            self.depthwise_kernel = (kernels.simd() if w_oihw.dtype == np.float32 and not nchw else None)
+            # The C kernel takes NHWC (~4x the numpy taps on the host); its filter layout
+            # is [kh, kw, channels].
+            self.depthwise_kernel = None if nchw else self.fast
             if self.depthwise_kernel is not None:
                 self.filter_hwc = np.ascontiguousarray(w_oihw.reshape(o, kh, kw).transpose(1, 2, 0))
         else:

@@ -149,7 +149,7 @@ def layer_normalization_kernel(inputs, attributes, outputs):
     out_dtype = x.dtype
     axes = attributes["axes"]
     if x.dtype == _F32 and x.ndim and tuple(axes) == (x.ndim - 1,) and x.flags.c_contiguous:
-        fast = kernels.available()     # Pyodide: the wasm row kernel (one pass instead of ~8 numpy passes)
+        fast = kernels.simd()     # the C row kernel: one pass instead of ~8 numpy passes (1.6x on the host)
         if fast is not None:
             def vector(a):
                 return None if a is None else np.ascontiguousarray(a, _F32)

@@ -155,7 +155,7 @@ def _event_loop() -> asyncio.AbstractEventLoop | None:
     return None
 
 
-class Promise(asyncio.Future):
+class PromiseFuture(asyncio.Future):
     """The future behind each promise the API returns. Python code awaits it as any
     asyncio future; `on_settled` listeners are called at once, synchronously, when it
     is resolved or rejected (asyncio runs its own callbacks in a later task). The
@@ -165,7 +165,7 @@ class Promise(asyncio.Future):
 
     _listeners: list | None = None
 
-    def on_settled(self, listener: Callable[["Promise"], None]) -> None:
+    def on_settled(self, listener: Callable[["PromiseFuture"], None]) -> None:
         if self.done():
             listener(self)
         else:
@@ -185,9 +185,9 @@ class Promise(asyncio.Future):
             listener(self)
 
 
-def new_future() -> Promise:
+def new_future() -> PromiseFuture:
     loop = _event_loop()
     if loop is None:
         raise RuntimeError("webnn_py's promise-returning methods need a running asyncio event loop "
                            "(call them from a coroutine, e.g. under asyncio.run())")
-    return Promise(loop=loop)
+    return PromiseFuture(loop=loop)
