@@ -5,21 +5,26 @@ Passes, in order:
   1. order     the nodes the outputs need, topologically (build() step 9's walk);
   2. folding   nodes whose operands are all constants run now; their results
                become constants (folding.py);
-  3. layout    stacks of convolutions with a depthwise one run channels-last,
+  3. patterns  gelu, layerNormalization and softmax spelled out in smaller
+               operators (older ONNX exports) become the operator (patterns.py);
+  4. layout    stacks of convolutions with a depthwise one run channels-last,
                with transposes only at the stack's borders (layout.py);
-  4. kernels   each remaining node gets its kernel, specialised where constants
+  5. kernels   each remaining node gets its kernel, specialised where constants
                allow: constant conv2d filters and gemm/matmul operands are re-laid
                out into the matrices the computation uses (specialise.py);
-  5. fusion    float32 chains of a producer (conv2d, gemm, matmul, an element-wise
+  6. fusion    float32 chains of a producer (conv2d, gemm, matmul, an element-wise
                operation) and its single-consumer element-wise successors become
                one step that works in place on the producer's fresh result
-               (fusion.py); with the wasm GEMM, a bias add and a residual add
+               (fusion.py); with the C GEMM (wasm, or BLAS + a C epilogue on the
+               host), a bias add, a residual add and clamp
                after matmul / a 1x1 or im2col conv2d go into its epilogue;
-  6. slots     every value gets a slot; each step lists the slots nobody reads
+  7. slots     every value gets a slot; each step lists the slots nobody reads
                after it, which the executor drops (liveness).
 The passes never change what a kernel computes or where float16 is rounded:
 folding runs the same kernels, layout and specialisation only move data, and
 fusion is limited to float32, where the in-place operations are the kernels' own.
+Patterns, also float32 only, are the exception: the operator rounds its result
+once where the spelled-out chain rounded after every step.
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ from ..plan import Step
 from .folding import fold_constants
 from .fusion import Unit, fuse
 from .layout import channels_last
+from .patterns import recognise
 from .specialise import specialise
 
 
@@ -64,6 +70,7 @@ def compile_graph(outputs: Mapping[str, Value], optimize: bool = True) -> Compil
         return folded.get(id(value))
 
     if optimize:
+        order, outputs = recognise(order, outputs, constant_of)
         order, outputs = channels_last(order, outputs, constant_of)
 
     units = [Unit(node, specialise(node, constant_of) if optimize else operator_kind(node.kind).kernel)
