@@ -167,3 +167,55 @@ def test_float16_stays_spelled_out():
     plan, plain = build(make, {"x": x})
     assert "gelu" not in "+".join(kinds(plan)).split("+")
     np.testing.assert_array_equal(plan.execute({"x": x})["y"], plain.execute({"x": x})["y"])
+
+
+def test_what_torchs_legacy_onnx_export_writes_is_recognised(tmp_path):
+    """torch's TorchScript ONNX exporter at opset 14 (before LayerNormalization and Gelu
+    were ONNX operators) spells both out; its nodes, translated one to one into builder
+    calls as ONNX Runtime's WebNN execution provider does, compile to single steps, and the
+    result matches onnxruntime on the exported file."""
+    onnx = pytest.importorskip("onnx")
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from onnx import numpy_helper
+
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 16),
+                                 torch.nn.LayerNorm(16)).eval()
+    x = RNG.standard_normal((1, 4, 16)).astype(np.float32)
+    path = tmp_path / "mlp.onnx"
+    torch.onnx.export(module, (torch.from_numpy(x),), str(path), input_names=["x"], output_names=["y"],
+                      opset_version=14, dynamo=False)
+    model = onnx.load(str(path))
+    spelled = [n.op_type for n in model.graph.node]
+    assert {"Erf", "ReduceMean", "Pow", "Sqrt"} <= set(spelled), spelled
+    initializers = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+
+    def make(g, o):
+        values = {"x": o["x"]}
+
+        def operand(name):
+            if name not in values:
+                values[name] = g.constant({"dataType": "float32", "shape": list(initializers[name].shape)},
+                                          np.ascontiguousarray(initializers[name], np.float32))
+            return values[name]
+
+        binary = {"Add": g.add, "Sub": g.sub, "Mul": g.mul, "Div": g.div, "Pow": g.pow, "MatMul": g.matmul}
+        for node in model.graph.node:
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            if node.op_type == "Constant":
+                initializers[node.output[0]] = numpy_helper.to_array(attrs["value"])
+                continue
+            args = [operand(i) for i in node.input]
+            if node.op_type in binary:
+                out = binary[node.op_type](*args)
+            elif node.op_type == "ReduceMean":
+                out = g.reduceMean(args[0], {"axes": [a % 3 for a in attrs["axes"]],
+                                             "keepDimensions": bool(attrs.get("keepdims", 1))})
+            else:
+                out = {"Erf": g.erf, "Sqrt": g.sqrt}[node.op_type](args[0])
+            values[node.output[0]] = out
+        return {"y": values["y"]}
+    plan, _ = build(make, {"x": x})
+    assert kinds(plan) == ["matmul+add+gelu", "matmul+add", "layerNormalization"], kinds(plan)
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert_close(plan.execute({"x": x})["y"], session.run(["y"], {"x": x})[0], atol=2e-5)
