@@ -154,8 +154,9 @@ class _Matcher:
         factors: list[Value] = []
 
         def flatten(value: Value) -> None:
+            # Three factors need one inner mul; a longer chain is not gelu (and is not walked).
             inner = self.made_by(value, "mul")
-            if inner is not None and self.uses[id(value)] == 1:
+            if inner is not None and self.uses[id(value)] == 1 and not interior:
                 interior.append(inner)
                 flatten(inner.inputs[0])
                 flatten(inner.inputs[1])
