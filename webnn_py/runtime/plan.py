@@ -1,9 +1,16 @@
 """The executor: a compiled graph as a flat list of steps, and the walk over it.
 
 build() compiles the recorded graph once (runtime/compiler: topological order,
-constant folding, constant re-layout, fusion, liveness); what is left for a
+constant folding, patterns, constant re-layout, fusion, liveness); what is left for a
 dispatch is a walk over `steps`, each a kernel call on the arrays in numbered
 slots. Nothing is looked up, checked or laid out per dispatch.
+
+Buffers: a step's kernel allocates its result, and the slot is dropped after its
+last reader (liveness), so the heap's allocator hands the same blocks to the next
+steps and to the next dispatch; intermediates are not given fixed addresses at
+build. That costs ~25 us per transformer dispatch in Pyodide (38 allocations, 0.2%
+of it), and keeps the peak memory at the live set instead of the sum of all
+intermediates.
 """
 from __future__ import annotations
 

@@ -315,8 +315,9 @@ INLINE v4 narrow4(v2d a, v2d b) {
 }
 
 /* exp(-w) for w >= 0 (or NaN), two lanes: -w = r - k ln 2 with |r| <= ln2 / 2, exp(r)
- * by its Taylor polynomial to degree 11 (truncation < 1e-14 relative, far below the
- * 2^-25 a float32 result needs), times 2^-k built from its bit pattern in two halves so
+ * by its Taylor polynomial to degree 8 (truncation < 3e-10 relative, a hundredth of the
+ * 2^-25 that a result rounded once to float32 can absorb and stay within one ULP; the
+ * tests check gelu and softmax at one ULP), times 2^-k built from its bit pattern in two halves so
  * that neither leaves the normal range. k is rounded to nearest by adding 1.5 * 2^52,
  * whose low mantissa bits then hold k. ln 2 is split in a head with trailing zero bits
  * (k * head is exact for k < 2^11) and a tail. w >= 745 (or +inf) gives 0; NaN stays. */
