@@ -111,9 +111,10 @@ class Kernels:
             self._clamp(self._ptr(x), self._ptr(out), x.size, float(np.float32(lower)), float(np.float32(upper)))
         return out
 
-    def gelu(self, x: np.ndarray) -> np.ndarray:
+    def gelu(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """§8.9.23 gelu of a C-contiguous float32 array, evaluated in double and rounded
-        once (the numpy path's method, with its erfc interpolation table)."""
+        once (the numpy path's method, with its erfc interpolation table); into `out`
+        (C-contiguous, x's shape; may be x) if given."""
         if self._erfc_table is None:
             from ..ops.elementwise_unary import (_ERFC_COEFFICIENTS, _ERFC_DEGREE, _ERFC_WIDTH, ERF_NEAR,
                                                  ERF_NEAR_COEFFICIENTS)
@@ -127,7 +128,8 @@ class Kernels:
             self._erfc_table = (table, 1.0 / _ERFC_WIDTH, np.ascontiguousarray(ERF_NEAR_COEFFICIENTS), near_x,
                                 1.0 / ERF_NEAR ** 2)
         table, inv_width, near, near_x, inv_near2 = self._erfc_table
-        out = np.empty(x.shape, _F32)
+        if out is None:
+            out = np.empty(x.shape, _F32)
         if x.size:
             self._gelu(self._ptr(x), self._ptr(out), x.size, self._ptr(table), table.shape[0], inv_width,
                        self._ptr(near), near_x, inv_near2)
@@ -165,13 +167,15 @@ class Kernels:
         return out
 
     def depthwise_nhwc(self, x: np.ndarray, filter_hwc: np.ndarray, bias, out_hw, strides, dilations,
-                       pads_begin, clamp=None) -> np.ndarray:
+                       pads_begin, clamp=None, out: np.ndarray | None = None) -> np.ndarray:
         """§8.9.10 depthwise conv2d on a C-contiguous NHWC float32 input with a
-        [kh, kw, channels] filter; (pt, pl) begin padding, the end implied by out_hw."""
+        [kh, kw, channels] filter; (pt, pl) begin padding, the end implied by out_hw; into
+        `out` (C-contiguous) if given."""
         n, h, w, c = x.shape
         kh, kw, _ = filter_hwc.shape
         oh, ow = out_hw
-        out = np.empty((n, oh, ow, c), _F32)
+        if out is None:
+            out = np.empty((n, oh, ow, c), _F32)
         lo, hi = clamp if clamp is not None else (0.0, 0.0)
         if out.size:
             self._depthwise(n, h, w, c, self._ptr(x), self._ptr(filter_hwc), kh, kw, self._ptr(bias),

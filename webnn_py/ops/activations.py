@@ -268,6 +268,15 @@ register("softmax", build=build_softmax, kernel=softmax,
 _gelu_numpy = _float_kernel(_gelu)
 
 
+def gelu_into(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """gelu of float32 x into `out` (may be x): the C kernel where there is one."""
+    fast = kernels.simd() if x.flags.c_contiguous and out.flags.c_contiguous else None
+    if fast is not None:
+        return fast.gelu(x, out)
+    out[...] = _gelu_numpy([x], {}, None)[0]
+    return out
+
+
 def gelu_kernel(inputs, attributes, outputs):
     """§8.9.23 gelu. float32: the C kernel (wasm or native: the same double evaluation
     as _gelu in one pass instead of ~15 numpy passes, ~6x faster on the host);

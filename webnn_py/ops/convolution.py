@@ -261,25 +261,31 @@ class Conv2dPlan:
         return (self.fast is not None and self.layout == "nhwc" and
                 (self.path == "pointwise" or (self.path == "im2col" and self.batches == 1)))
 
+    def writes_into(self) -> bool:
+        """Whether __call__ can write its result into a given `out` (the C kernels' NHWC
+        paths: depthwise, pointwise, single-image im2col)."""
+        return self.depthwise_kernel is not None or self.takes_residual()
+
     def __call__(self, x: np.ndarray, bias: np.ndarray | None = None,
-                 residual: np.ndarray | None = None, clamp=None) -> np.ndarray:
+                 residual: np.ndarray | None = None, clamp=None, out: np.ndarray | None = None) -> np.ndarray:
         """The convolution of `x` (compute type, the input's layout) plus `bias` (along
-        the output channels, if given), as a fresh contiguous array in the output's layout;
-        then + `residual` (C-contiguous, the output's shape; only where takes_residual())
-        and clamp=(lo, hi) (only there or with a depthwise_kernel) in the kernel's epilogue."""
+        the output channels, if given), as a fresh contiguous array in the output's layout
+        (or in `out`, where writes_into()); then + `residual` (C-contiguous, the output's
+        shape; only where takes_residual()) and clamp=(lo, hi) (only there or with a
+        depthwise_kernel) in the kernel's epilogue."""
         if self.path == "depthwise" and self.depthwise_kernel is not None:
             bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
             return self.depthwise_kernel.depthwise_nhwc(
                 np.ascontiguousarray(x), self.filter_hwc, bias, (self.out_h, self.out_w), self.strides,
-                self.dilations, (self.padding[0], self.padding[2]), clamp=clamp)
-        if residual is not None or clamp is not None:
-            return self._fast(x, bias, residual, clamp)
+                self.dilations, (self.padding[0], self.padding[2]), clamp=clamp, out=out)
+        if residual is not None or clamp is not None or out is not None:
+            return self._fast(x, bias, residual, clamp, out)
         if self.fast is not None and self.path != "grouped":
             return self._fast(x, bias)
         return self._numpy_with_bias(x, bias)
 
     def _fast(self, x: np.ndarray, bias: np.ndarray | None, residual: np.ndarray | None = None,
-              clamp=None) -> np.ndarray:
+              clamp=None, out: np.ndarray | None = None) -> np.ndarray:
         """The C kernels' paths (float32): the same GEMM shapes as the numpy paths,
         the bias in the kernel's epilogue, and the NHWC depthwise convolution in one call."""
         fast, n, o = self.fast, self.batches, self.out_channels
@@ -297,10 +303,11 @@ class Conv2dPlan:
                 return out.reshape(self.output_shape)
             return fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias,
                              residual=None if residual is None else residual.reshape(n * hw, o), clamp=clamp,
-                             packed_b=self.packed).reshape(self.output_shape)
+                             packed_b=self.packed, out=None if out is None else out.reshape(n * hw, o)
+                             ).reshape(self.output_shape)
         if nchw or n != 1:
             return self._numpy_with_bias(x, bias)
-        return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias, residual, clamp)
+        return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias, residual, clamp, out)
 
     def _numpy_with_bias(self, x, bias):
         y = self._numpy(x)
@@ -309,14 +316,16 @@ class Conv2dPlan:
         return y
 
     def _im2col_nhwc_single(self, x: np.ndarray, bias: np.ndarray | None,
-                            residual: np.ndarray | None = None, clamp=None) -> np.ndarray:
+                            residual: np.ndarray | None = None, clamp=None,
+                            out: np.ndarray | None = None) -> np.ndarray:
         """_im2col for one NHWC image [h, w, c], both halves in the kernels: the patch
         matrix of a block of output rows (padding as zeros, no padded copy), then its
         GEMM writing those output rows in place."""
         c, o, kh, kw, ow = self.channels, self.out_channels, self.kh, self.kw, self.out_w
         depth = c * kh * kw
         block = max(1, min(self.out_h, self.BLOCK_ELEMENTS // max(1, depth * ow)))
-        out = np.empty(self.output_shape, np.float32)
+        if out is None:
+            out = np.empty(self.output_shape, np.float32)
         rows_out = out.reshape(self.out_h * ow, o)
         residual_rows = None if residual is None else residual.reshape(self.out_h * ow, o)
         cols = np.empty(block * ow * depth, np.float32)
@@ -487,12 +496,20 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
             if extra_bias is not None or (residual_at is not None and not fixed.takes_residual()):
                 return None
 
-            def fused(inputs, _attributes, _outputs):
+            def fused(inputs, _attributes, _outputs, out=None):
                 x, _, bias = inputs[:3]
                 residual = None if residual_at is None else np.ascontiguousarray(inputs[residual_at])
-                return [fixed(x, bias, residual, clamp)]
+                return [fixed(x, bias, residual, clamp, out)]
+            fused.writes_into = fixed.writes_into()
             return fused
         kernel.epilogue = epilogue
+    if fixed is not None and fixed.writes_into() and out_dtype == np.float32:
+        def into(inputs, _attributes, _outputs, out=None):
+            """`kernel` for float32 with a C path: the result in `out` when the plan gives one."""
+            x, _, bias = inputs
+            return [fixed(x, bias, out=out)]
+        into.plan, into.epilogue, into.writes_into = fixed, getattr(kernel, "epilogue", None), True
+        return into
     return kernel
 
 

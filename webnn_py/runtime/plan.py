@@ -5,12 +5,11 @@ constant folding, patterns, constant re-layout, fusion, liveness); what is left 
 dispatch is a walk over `steps`, each a kernel call on the arrays in numbered
 slots. Nothing is looked up, checked or laid out per dispatch.
 
-Buffers: a step's kernel allocates its result, and the slot is dropped after its
-last reader (liveness), so the heap's allocator hands the same blocks to the next
-steps and to the next dispatch; intermediates are not given fixed addresses at
-build. That costs ~25 us per transformer dispatch in Pyodide (38 allocations, 0.2%
-of it), and keeps the peak memory at the live set instead of the sum of all
-intermediates.
+Buffers: the results of the heavy steps (the C kernels' GEMMs, convolutions and
+gelu, fused or not) go into buffers the compiler assigned (compiler._buffers: one
+buffer serves every value whose lifetime does not overlap, views included),
+allocated at the first run and reused by every later one. Other kernels allocate
+their results, and every slot is dropped after its last reader (liveness).
 """
 from __future__ import annotations
 
@@ -42,6 +41,8 @@ class Step:
     nodes: tuple[Node, ...] = ()
     # Slots whose last reader is this step: dropped after it, so memory is freed early.
     release: tuple[int, ...] = ()
+    # The plan's buffer the kernel writes its result into (`out=`), or -1: a fresh array.
+    buffer: int = -1
 
 
 class ExecutionPlan:
@@ -59,6 +60,8 @@ class ExecutionPlan:
         self.output_slots: dict[str, int] = compiled.output_slots
         self.slot_count: int = compiled.slot_count
         self.folded_nodes: list[Node] = compiled.folded_nodes
+        self.buffer_shapes: list[tuple] = compiled.buffers
+        self._buffers: list[np.ndarray] | None = None        # allocated at the first run, then reused
         # The first run checks every kernel's results against the descriptors, later ones trust them.
         self._verified = False
         self._input_slot_set = frozenset(self.input_slots.values())
@@ -98,10 +101,17 @@ class ExecutionPlan:
         run. The outputs are the generator's return value."""
         check = not self._verified
         slots = self._initial_slots(inputs)
+        if self._buffers is None:
+            self._buffers = [np.empty(shape, dtype) for shape, dtype in self.buffer_shapes]
+        buffers = self._buffers
         for step in self.steps:
             start = perf_counter() if profile is not None else 0.0
-            results = step.kernel([None if i < 0 else slots[i] for i in step.input_slots],
-                                  step.node.attributes, step.output_descriptors)
+            arrays = [None if i < 0 else slots[i] for i in step.input_slots]
+            if step.buffer < 0:
+                results = step.kernel(arrays, step.node.attributes, step.output_descriptors)
+            else:
+                results = step.kernel(arrays, step.node.attributes, step.output_descriptors,
+                                      out=buffers[step.buffer])
             if isinstance(results, GeneratorType):
                 results = yield from results
             if check:

@@ -19,7 +19,9 @@ Passes, in order:
                host), a bias add, a residual add and clamp
                after matmul / a 1x1 or im2col conv2d go into its epilogue;
   7. slots     every value gets a slot; each step lists the slots nobody reads
-               after it, which the executor drops (liveness).
+               after it, which the executor drops (liveness); the C kernels'
+               steps get result buffers shared by values whose lifetimes do not
+               overlap and reused by every dispatch (_buffers).
 The passes never change what a kernel computes or where float16 is rounded:
 folding runs the same kernels, layout and specialisation only move data, and
 fusion is limited to float32, where the in-place operations are the kernels' own.
@@ -51,6 +53,7 @@ class CompiledGraph:
     output_slots: dict[str, int]
     slot_count: int
     folded_nodes: list[Node]
+    buffers: list[tuple]          # (shape, dtype) of each reusable result buffer
 
 
 def compile_graph(outputs: Mapping[str, Value], optimize: bool = True) -> CompiledGraph:
@@ -113,10 +116,56 @@ def _assign_slots(units: list[Unit], outputs: Mapping[str, Value], constant_of, 
     for s, index in last_reader.items():
         release.setdefault(index, []).append(s)
 
+    buffers, buffer_of = _buffers(raw, last_reader, kept)
     steps = [Step(unit.nodes[0], unit.kernel, ins, outs, tuple(v.descriptor for v in unit.outputs),
-                  unit.name, tuple(unit.nodes), tuple(sorted(release.get(index, ()))))
+                  unit.name, tuple(unit.nodes), tuple(sorted(release.get(index, ()))), buffer_of.get(index, -1))
              for index, (unit, ins, outs) in enumerate(raw)]
-    return CompiledGraph(steps, constants, input_slots, output_slots, len(slots), folded_nodes)
+    return CompiledGraph(steps, constants, input_slots, output_slots, len(slots), folded_nodes, buffers)
+
+
+def _buffers(raw, last_reader: dict[int, int], kept: set[int]):
+    """Buffers for the results of steps whose kernels write into a given array
+    (`writes_into`: the C GEMM, convolution and gelu paths, fused or not), reused
+    from step to step and from dispatch to dispatch: a buffer is free again once
+    every value that may share its memory has had its last reader. A step whose
+    kernel does not promise fresh memory (reshape, transpose, slice... return views)
+    may alias its inputs, so its results extend their buffers' lives; a buffer that
+    reaches a graph output is held to the end (the plan copies outputs that are
+    views). Graph outputs themselves are never in buffers: callers keep them.
+    Returns ([(shape, dtype)] per buffer, step index -> buffer)."""
+    end = len(raw)
+    owners: dict[int, set[int]] = {}          # slot -> buffers its memory may be part of
+    life: dict[int, int] = {}                 # buffer -> last step that may read it
+    shapes: list[tuple] = []
+    free: dict[tuple, list[int]] = {}         # (shape, dtype) -> buffers free for reuse
+    busy: list[tuple[int, int]] = []          # (buffer, until step)
+    buffer_of: dict[int, int] = {}
+    for index, (unit, ins, outs) in enumerate(raw):
+        for buffer, until in [b for b in busy if b[1] < index]:
+            busy.remove((buffer, until))
+            free.setdefault(shapes[buffer], []).append(buffer)
+        inherited = set().union(*(owners.get(s, set()) for s in ins if s >= 0))
+        desc = unit.outputs[0].descriptor if len(outs) == 1 else None
+        if (getattr(unit.kernel, "writes_into", False) and desc is not None and outs[0] not in kept
+                and desc.element_count):
+            key = (tuple(desc.shape), desc.type.numpy)
+            buffer = free[key].pop() if free.get(key) else None
+            if buffer is None:
+                buffer = len(shapes)
+                shapes.append(key)
+            buffer_of[index] = buffer
+            owners[outs[0]] = {buffer}
+            life[buffer] = index
+            busy.append((buffer, index))
+        else:
+            for s in outs:
+                owners[s] = inherited
+        for s in outs:
+            reach = end if s in kept else last_reader.get(s, index)
+            for buffer in owners[s]:
+                life[buffer] = max(life[buffer], reach)
+        busy = [(b, life[b]) for b, _ in busy]
+    return shapes, buffer_of
 
 
 def topological_order(outputs) -> list[Node]:

@@ -29,7 +29,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ...ops import operator_kind
-from ...ops.activations import clamp_into, relu_into
+from ...ops.activations import clamp_into, gelu_into, relu_into
 from ..ir import Node, Value
 
 _BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
@@ -164,9 +164,19 @@ def _merge(producer: Unit, consumer: Unit, operand: int) -> Unit:
     base = producer.kernel if len(producer.nodes) > 1 else _fresh(producer.kernel, producer.nodes[0])
     extra_count = len(extra)
 
-    def kernel(inputs, _attributes, _outputs):
-        y = base(inputs[:first_count], None, None)[0]
-        return [stage(y, inputs[first_count:first_count + extra_count])]
+    if getattr(producer.kernel, "writes_into", False) and getattr(stage, "in_place", False):
+        # The producer writes the plan's buffer and the stage works in place on it.
+        def kernel(inputs, _attributes, _outputs, out=None):
+            if out is None:
+                y = base(inputs[:first_count], None, None)[0]
+            else:
+                y = producer.kernel(inputs[:first_count], None, None, out=out)[0]
+            return [stage(y, inputs[first_count:first_count + extra_count])]
+        kernel.writes_into = True
+    else:
+        def kernel(inputs, _attributes, _outputs):
+            y = base(inputs[:first_count], None, None)[0]
+            return [stage(y, inputs[first_count:first_count + extra_count])]
 
     merged = Unit(producer.nodes[0], kernel)
     merged.nodes = producer.nodes + [node]
@@ -190,7 +200,14 @@ def _fresh(kernel: Callable, node: Node) -> Callable:
 
 
 def _stage(node: Node, operand: int) -> Callable[[np.ndarray, list], np.ndarray]:
-    """The element-wise operation `node` applied to `y` (its operand number `operand`)."""
+    """The element-wise operation `node` applied to `y` (its operand number `operand`);
+    `in_place` marks the stages that write their result into y itself."""
+    stage = _stage_function(node, operand)
+    stage.in_place = node.kind in _BINARY or node.kind in _UNARY_IN_PLACE or node.kind == "gelu"
+    return stage
+
+
+def _stage_function(node: Node, operand: int) -> Callable[[np.ndarray, list], np.ndarray]:
     kind = node.kind
     if kind in _BINARY:
         ufunc = _BINARY[kind]
@@ -220,6 +237,8 @@ def _stage(node: Node, operand: int) -> Callable[[np.ndarray, list], np.ndarray]
         return sigmoid
     if kind == "tanh":
         return lambda y, _: np.tanh(y, out=y)
+    if kind == "gelu":
+        return lambda y, _: gelu_into(y, y)
     # Anything else: the operator's own kernel (a fresh result).
     registered = operator_kind(kind).kernel
     attributes = node.attributes

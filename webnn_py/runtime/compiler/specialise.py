@@ -88,14 +88,15 @@ def _matmul_epilogue(fast, b: np.ndarray, packed, rows: tuple):
     def make(bias: np.ndarray | None, residual_at: int | None, clamp=None):
         bias_n = None if bias is None else np.ascontiguousarray(bias.reshape(n), _F32)
 
-        def kernel(inputs, _attributes, _outputs):
+        def kernel(inputs, _attributes, _outputs, out=None):
             a = inputs[0]
             res = None
             if residual_at is not None:
                 res = np.ascontiguousarray(inputs[residual_at].reshape(-1, n))
-            out = fast.gemm(a.reshape(-1, a.shape[-1]), b, bias_n=bias_n, residual=res, clamp=clamp,
-                            packed_b=packed)
-            return [out.reshape(*rows, n)]
+            result = fast.gemm(a.reshape(-1, a.shape[-1]), b, bias_n=bias_n, residual=res, clamp=clamp,
+                               packed_b=packed, out=None if out is None else out.reshape(-1, n))
+            return [result.reshape(*rows, n)]
+        kernel.writes_into = True
         return kernel
     return make
 
@@ -115,15 +116,17 @@ def _matmul(node: Node, constant_of):
         # The C GEMM's packed layout of b, made once here rather than at every call.
         packed = fast.pack_b(b) if fast is not None else None
 
-        def kernel(inputs, _attributes, outputs):
+        def kernel(inputs, _attributes, outputs, out=None):
             a = inputs[0].astype(work, copy=False)
             a = a.reshape(-1, a.shape[-1])
             with np.errstate(all="ignore"):
-                result = gemm(a, b) if fast is None else fast.gemm(a, b, packed_b=packed)
+                result = (gemm(a, b) if fast is None else
+                          fast.gemm(a, b, packed_b=packed, out=None if out is None else out.reshape(-1, b.shape[1])))
             return [result.reshape(*rows, b.shape[1]).astype(out_dtype, copy=False)]
 
         if fast is not None:
             kernel.epilogue = _matmul_epilogue(fast, b, packed, rows)
+            kernel.writes_into = True            # float32: the C GEMM writes the plan's buffer
         return kernel
 
     def kernel(inputs, _attributes, outputs):
