@@ -15,46 +15,35 @@ F = torch.nn.functional
 RNG = np.random.default_rng(99)
 
 
+COUNTED = {"gemm": "gemm", "depthwise_nhwc": "depthwise", "clamp": "clamp", "im2col_nhwc": "im2col",
+           "softmax_rows": "softmax", "gelu": "gelu", "layernorm_rows": "layernorm"}
+
+
 @pytest.fixture
 def with_native(native, monkeypatch):
     calls = []
 
     class Counting:
+        """The native kernels, each call of a counted one noted under its label; the GEMM
+        and depthwise calls also note what went into their epilogue, e.g.
+        ("epilogue", "bias_n", "residual")."""
         name = "native"
 
-        def gemm(self, *a, **kw):
-            calls.append("gemm")
-            # What went into the epilogue, e.g. ("epilogue", "bias_n", "residual").
-            calls.append(("epilogue",) + tuple(k for k in ("bias_n", "residual", "clamp") if kw.get(k) is not None))
-            return native.gemm(*a, **kw)
+        def __getattr__(self, attr):
+            method = getattr(native, attr)
+            label = COUNTED.get(attr)
+            if label is None:                 # pack_b, ...: not a computation
+                return method
 
-        def pack_b(self, *a, **kw):
-            return native.pack_b(*a, **kw)
-
-        def depthwise_nhwc(self, *a, **kw):
-            calls.append("depthwise")
-            calls.append(("depthwise epilogue", kw.get("clamp")))
-            return native.depthwise_nhwc(*a, **kw)
-
-        def clamp(self, *a, **kw):
-            calls.append("clamp")
-            return native.clamp(*a, **kw)
-
-        def im2col_nhwc(self, *a, **kw):
-            calls.append("im2col")
-            return native.im2col_nhwc(*a, **kw)
-
-        def softmax_rows(self, *a, **kw):
-            calls.append("softmax")
-            return native.softmax_rows(*a, **kw)
-
-        def gelu(self, *a, **kw):
-            calls.append("gelu")
-            return native.gelu(*a, **kw)
-
-        def layernorm_rows(self, *a, **kw):
-            calls.append("layernorm")
-            return native.layernorm_rows(*a, **kw)
+            def counted(*a, **kw):
+                calls.append(label)
+                if attr == "gemm":
+                    calls.append(("epilogue",) + tuple(k for k in ("bias_n", "residual", "clamp")
+                                                       if kw.get(k) is not None))
+                elif attr == "depthwise_nhwc":
+                    calls.append(("depthwise epilogue", kw.get("clamp")))
+                return method(*a, **kw)
+            return counted
 
     monkeypatch.setattr(webnn_py.kernels, "available", lambda: Counting())
     return calls

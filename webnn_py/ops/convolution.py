@@ -479,15 +479,17 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
         w = conv2d_filter_oihw(filter_array, attributes["filterLayout"]).astype(ctype, copy=False)
         fixed = Conv2dPlan(input_desc.shape, w, attributes, output_desc.shape)
 
-    def kernel(inputs, _attributes, outputs):
+    def kernel(inputs, _attributes, outputs, out=None):
         x, w, bias = inputs
         plan = fixed
         if plan is None:
             w = conv2d_filter_oihw(w, attributes["filterLayout"]).astype(ctype, copy=False)
             plan = Conv2dPlan(x.shape, w, attributes, outputs[0].shape)
-        y = plan(x.astype(ctype, copy=False), None if bias is None else bias.astype(ctype, copy=False))
+        y = plan(x.astype(ctype, copy=False), None if bias is None else bias.astype(ctype, copy=False), out=out)
         return [y.astype(out_dtype, copy=False)]
     kernel.plan = fixed
+    # float32 on a C path: the plan may hand the kernel a buffer to write into.
+    kernel.writes_into = fixed is not None and fixed.writes_into() and out_dtype == np.float32
     if fixed is not None and (fixed.takes_residual() or fixed.depthwise_kernel is not None):
         def epilogue(extra_bias, residual_at, clamp):
             """For the compiler's fusion: a following residual add ((conv + bias) + residual,
@@ -503,13 +505,6 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
             fused.writes_into = fixed.writes_into()
             return fused
         kernel.epilogue = epilogue
-    if fixed is not None and fixed.writes_into() and out_dtype == np.float32:
-        def into(inputs, _attributes, _outputs, out=None):
-            """`kernel` for float32 with a C path: the result in `out` when the plan gives one."""
-            x, _, bias = inputs
-            return [fixed(x, bias, out=out)]
-        into.plan, into.epilogue, into.writes_into = fixed, getattr(kernel, "epilogue", None), True
-        return into
     return kernel
 
 

@@ -65,15 +65,22 @@ def test_inputs_outputs_and_compute_into_buffers(tmp_path):
     assert wrong is not None and "[3, 2]" in wrong and "?" in wrong
 
 
-def test_while_loop_counts_differ_per_compute(tmp_path):
-    """The concatenation's size follows the data: one model, several counts
-    (each a cached specialisation), against OpenVINO every time."""
+def counting_while_loop():
+    """A Loop-5 with no trip count that counts from `init` while below `lim`: its last
+    count and the concatenation of the counts (as many as the data decide)."""
     body, acc, it, limit, r_acc, r_y, r_cond = counter_body()
     init = ops.parameter([1], np.int32, name="init")
     lim = ops.parameter([1], np.int32, name="lim")
     last, ys = build_loop(ops.constant(np.int64(-1)), ops.constant(True), body, merged=[(acc, init, r_acc)],
                           invariant=[(limit, lim)], last=[r_acc], concat=[(r_y, 0)], current=1,
                           condition_result=r_cond)
+    return last, ys, init, lim
+
+
+def test_while_loop_counts_differ_per_compute(tmp_path):
+    """The concatenation's size follows the data: one model, several counts
+    (each a cached specialisation), against OpenVINO every time."""
+    last, ys, init, lim = counting_while_loop()
     m = ov.Model([ops.result(last), ops.result(ys)], [init, lim], "m")
     sizes = set()
     for limit_value in (3, 50, 1000, 50):
@@ -150,12 +157,7 @@ def test_mutated_files_fail_cleanly(tmp_path):
 
 def test_ops_after_a_run_time_sized_concatenation_match_openvino(tmp_path):
     """The rest of the graph is built for the shapes the loop produced."""
-    body, acc, it, limit, r_acc, r_y, r_cond = counter_body()
-    init = ops.parameter([1], np.int32, name="init")
-    lim = ops.parameter([1], np.int32, name="lim")
-    last, ys = build_loop(ops.constant(np.int64(-1)), ops.constant(True), body, merged=[(acc, init, r_acc)],
-                          invariant=[(limit, lim)], last=[r_acc], concat=[(r_y, 0)], current=1,
-                          condition_result=r_cond)
+    last, ys, init, lim = counting_while_loop()
     scaled = ops.multiply(ops.convert(ys, "f32"), ops.constant(np.float32(0.01)))
     joined = ops.concat([scaled, ops.constant(np.array([0.5], F32))], 0)
     m = ov.Model([ops.result(ops.softmax(joined, 0)), ops.result(ops.add(ys, last))], [init, lim], "m")
