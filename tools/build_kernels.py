@@ -27,6 +27,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tools.buildlock import build_lock  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_DIR = ROOT / "webnn_py" / "kernels" / "wasm"
 WASM = SOURCE_DIR / "kernels.wasm"
@@ -133,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     try:
-        state = build(args.force, args.native_only)
+        with build_lock("kernels"):
+            state = build(args.force, args.native_only)
     except BuildError as e:
         print(f"[setup] ERROR: kernels: {e}", file=sys.stderr)
         return 1

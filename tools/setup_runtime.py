@@ -37,6 +37,9 @@ import time
 import zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tools.buildlock import build_lock  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PYODIDE_VERSION = "0.27.7"
@@ -592,6 +595,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    with build_lock("runtime"):
+        return run_steps(args)
+
+
+def run_steps(args: argparse.Namespace) -> int:
     try:
         source = resolve_source(args.pyodide_source)
         lock = load_official_lock()
