@@ -86,7 +86,9 @@ async def run(args) -> int:
                                  "not known until run time); give its value with --input")
             array = _random(info, rng)
             print(f"input {info['name']}: random {info['type']} {info['dimensions']} (seed {args.seed})")
-        array = np.ascontiguousarray(array, dtype=_NUMPY[info["type"]])
+        # np.array, not np.ascontiguousarray: that one makes a 0-d array 1-d, and
+        # a scalar input must keep dimensions [].
+        array = np.array(array, dtype=_NUMPY[info["type"]], order="C")
         feeds[info["name"]] = {"data": array.reshape(-1), "dimensions": list(array.shape)}
 
     times = []

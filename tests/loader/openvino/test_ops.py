@@ -258,9 +258,9 @@ def _simple(tmp_path):
 def test_unknown_ops_are_all_named(tmp_path):
     from webnn_py.base.errors import NotSupportedError
     x = p("x", (2, 3))
-    m = model([ops.exp(ops.floor(x))], [x])
+    m = model([ops.atan(ops.asin(x))], [x])
     xml, weights = save(m, tmp_path)
-    with pytest.raises(NotSupportedError, match="Exp, Floor"):
+    with pytest.raises(NotSupportedError, match=r"Asin \(.*\), Atan \("):
         _load(xml, weights)
 
 
@@ -318,13 +318,13 @@ def test_unknown_ops_inside_loop_bodies_are_named_too(tmp_path):
     from webnn_py.base.errors import NotSupportedError
     from .test_loop import build_loop
     acc = p("acc", (1,))
-    r_acc, r_cond = ops.result(ops.exp(acc)), ops.result(ops.constant(True))
+    r_acc, r_cond = ops.result(ops.asin(acc)), ops.result(ops.constant(True))
     body = ov.Model([r_acc, r_cond], [acc], "body")
     init = p("init", (1,))
     (last,) = build_loop(c(3, I64), c(True), body, merged=[(acc, init, r_acc)], last=[r_acc],
                          condition_result=r_cond)
-    xml, weights = save(model([ops.floor(last)], [init]), tmp_path)
-    with pytest.raises(NotSupportedError, match="Exp, Floor"):
+    xml, weights = save(model([ops.atan(last)], [init]), tmp_path)
+    with pytest.raises(NotSupportedError, match=r"Asin \(.*\), Atan \("):
         _load(xml, weights)
 
 

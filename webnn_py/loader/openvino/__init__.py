@@ -8,15 +8,13 @@ translated into ordinary MLGraphBuilder calls.
   ops_nn.py           MatMul, Convolution
   loop.py             Loop-5 onto the builder's `loop`
   model.py            specialisation per input shapes and Loop iteration counts, and running
+  registry.py         which IR types are translated (TRANSLATORS), handled by the walk
+                      (STRUCTURAL) or refused and why (UNSUPPORTED); read by tools/gen_loader_tables.py
 """
 from __future__ import annotations
 
-from . import ops_elementwise, ops_nn, ops_shape
 from .model import IRModel
-
-TRANSLATORS: dict = {}
-for _module in (ops_elementwise, ops_nn, ops_shape):
-    TRANSLATORS.update(_module.TRANSLATORS)
+from .registry import TRANSLATORS
 
 
 def looks_like_ir(data: bytes) -> bool:

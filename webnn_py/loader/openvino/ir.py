@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...base.descriptor import MAX_DIMENSION, MAX_TENSOR_BYTE_LENGTH
 from ...base.errors import DataError, NotSupportedError
 
 # IR element_type -> (numpy type of the stored data, MLOperandDataType it becomes).
@@ -215,6 +216,7 @@ def _const(layer: Layer, weights: bytes) -> np.ndarray:
     offset = _int(layer.data.get("offset"), layer.where, "offset")
     size = _int(layer.data.get("size"), layer.where, "size")
     dtype = np.dtype(ELEMENT_TYPES[kind][0])
+    _check_extent(layer, shape, dtype)
     count = 1
     for d in shape:
         count *= d
@@ -233,3 +235,20 @@ def _const(layer: Layer, weights: bytes) -> np.ndarray:
     if kind == "boolean":
         value = (value != 0).astype(np.uint8)
     return value
+
+
+def _check_extent(layer: Layer, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """A constant's shape must be one WebNN (and numpy) can hold: every dimension
+    at most MAX_DIMENSION, and the bytes its non-zero dimensions span at most
+    maxTensorByteLength. A zero-size constant reads nothing from the .bin, so
+    without this a shape like [2147483648, 2147483648, 0] would reach numpy,
+    which cannot represent it ("array is too big")."""
+    if any(d > MAX_DIMENSION for d in shape):
+        raise DataError(f"load: {layer.where}: shape {list(shape)} has a dimension above {MAX_DIMENSION}, "
+                        "the largest WebNN accepts")
+    extent = dtype.itemsize
+    for d in shape:
+        extent *= max(d, 1)
+    if extent > MAX_TENSOR_BYTE_LENGTH:
+        raise DataError(f"load: {layer.where}: shape {list(shape)} spans {extent} bytes of {dtype} (counting "
+                        f"its zero dimensions as 1), more than maxTensorByteLength {MAX_TENSOR_BYTE_LENGTH}")

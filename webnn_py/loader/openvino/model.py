@@ -32,10 +32,10 @@ from ...api.builder import MLGraphBuilder
 from ...base.datatypes import DATA_TYPES
 from ...base.errors import DataError, NotSupportedError, OperationError
 from . import ir
+from .registry import STRUCTURAL, UNSUPPORTED
 from .translate import Counted, Empty, NeedCount, Session, Translator
 
 CACHE_SIZE = 16
-STRUCTURAL = {"Parameter", "Result", "Const", "Loop"}
 
 
 @dataclass
@@ -54,10 +54,11 @@ class IRModel:
         self.translators = translators
         self.max_iterations = max_iterations
         self.graph = ir.parse(xml, weights)
-        unknown = sorted(_unknown_types(self.graph, set(translators) | STRUCTURAL))
+        unknown = sorted(_unknown_types(self.graph, set(translators) | set(STRUCTURAL)))
         if unknown:
+            reasons = [f"{name} ({UNSUPPORTED[name]})" if name in UNSUPPORTED else name for name in unknown]
             raise NotSupportedError(f"load: the OpenVINO IR uses operation types this importer does not support: "
-                                    f"{', '.join(unknown)}")
+                                    f"{', '.join(reasons)}")
         layers = self.graph.layers
         self.parameters = [layers[i] for i in sorted(layers) if layers[i].type == "Parameter"]
         self.results = [layers[i] for i in sorted(layers) if layers[i].type == "Result"]

@@ -185,6 +185,11 @@ class Translator:
                     # shapes, types or attributes are inconsistent.
                     self.layer = layer
                     raise self.malformed(str(exc)) from None
+                except (ValueError, OverflowError) as exc:
+                    # numpy refused a fold on constants (a shape it cannot hold,
+                    # values that do not fit): the constants are inconsistent.
+                    self.layer = layer
+                    raise self.malformed(f"computing the layer on its constants failed: {exc}") from None
             if len(outputs) != len(layer.outputs):
                 raise self.malformed(f"the layer has {len(layer.outputs)} output ports, {layer.type} gives "
                                      f"{len(outputs)}")
