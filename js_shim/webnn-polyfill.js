@@ -28,7 +28,8 @@
   "use strict";
 
   const IDL = WEBNN_IDL_METADATA;  // eslint-disable-line no-undef
-  const config = Object.assign({}, global.webnnPolyfillConfig || {}, overrides || {});
+  const BUILD_DEFAULTS = {};  // tools/build_dist.py writes dist/'s defaults here: its content-hashed runtime folder
+  const config = Object.assign({}, BUILD_DEFAULTS, global.webnnPolyfillConfig || {}, overrides || {});
   const isWindow = typeof global.document !== "undefined";
   const globalKind = isWindow ? "Window" : "Worker";
   const isServiceWorker = typeof ServiceWorkerGlobalScope === "function" && global instanceof ServiceWorkerGlobalScope;
