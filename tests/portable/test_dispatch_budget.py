@@ -1,0 +1,126 @@
+"""dispatch() never holds its caller for more than one time slice, whatever is queued
+(runtime/timeline.py; issue 19, item 8: 30 dispatch() calls of a ~14 ms graph in a row
+used to run ~30 slices inside the calling task).
+
+Structural, not timed: the timeline's clock is replaced by one that advances one
+"millisecond" each time it is read, and the slice is 8 of them, so a slice is a known
+number of steps whatever the machine's load. `Timeline.steps` counts the steps run.
+Portable: asyncio on the host, Pyodide's WebLoop under Node.js.
+"""
+import asyncio
+
+import numpy as np
+
+import webnn_py
+from webnn_py.runtime import timeline as timeline_module
+
+F32 = {"dataType": "float32", "shape": [4]}
+SLICE = 8          # "milliseconds" of the counting clock
+STEPS = 14         # one dispatch: 14 steps, so ~14 clock reads (a slice and a half)
+
+
+class _CountingClock:
+    """Advances 1 ms per read: a slice of 8 ms allows 8 steps (each step reads it once)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 0.001
+        return self.now
+
+
+async def _setup():
+    context = await webnn_py.ml.createContext()
+    builder = webnn_py.MLGraphBuilder(context)
+    x = builder.input("x", F32)
+    y = x
+    for _ in range(STEPS):
+        # max(y + 1, y): y is read twice, so the compiler cannot fuse the chain.
+        y = builder.max(builder.add(y, builder.constant("float32", 1)), y)
+    graph = await builder.build({"y": y})
+    t_in = await context.createTensor({**F32, "writable": True})
+    t_out = await context.createTensor({**F32, "readable": True, "writable": True})
+    context.writeTensor(t_in, np.zeros(4, np.float32))
+    await context.readTensor(t_out)          # everything above is done: the timeline is idle
+    for _ in range(3):
+        await asyncio.sleep(0)               # and the task that ended that turn has run
+    return context, graph, t_in, t_out
+
+
+def _with_counting_clock(test):
+    async def wrapped():
+        saved, saved_slice = timeline_module._clock, timeline_module.Timeline.slice_seconds
+        timeline_module._clock = _CountingClock()
+        try:
+            await test()
+        finally:
+            timeline_module._clock = saved
+            timeline_module.Timeline.slice_seconds = saved_slice
+    wrapped.__name__ = test.__name__
+    return wrapped
+
+
+@_with_counting_clock
+async def test_thirty_dispatches_in_a_row_hold_the_caller_for_one_slice():
+    context, graph, t_in, t_out = await _setup()
+    timeline = context._timeline
+    timeline.slice_seconds = SLICE / 1000
+    before = timeline.steps
+    for _ in range(30):
+        context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    ran_in_caller = timeline.steps - before
+    # One slice (8 steps) plus the step during which it ran out, not 30 slices.
+    assert 1 <= ran_in_caller <= SLICE + 1, ran_in_caller
+    assert timeline.busy
+    # The rest runs in later tasks, in order; the result is that of 30 dispatches of
+    # x + STEPS from x = 0 (each dispatch reads the same input).
+    result = np.frombuffer(await context.readTensor(t_out), np.float32)
+    assert result.tolist() == [STEPS] * 4
+    assert timeline.steps - before >= 30 * STEPS
+
+
+@_with_counting_clock
+async def test_a_dispatch_behind_queued_work_runs_nothing_in_the_callers_task():
+    context, graph, t_in, t_out = await _setup()
+    timeline = context._timeline
+    timeline.slice_seconds = SLICE / 1000
+    for _ in range(3):                                      # the first starts, suspended after a slice
+        context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    await asyncio.sleep(0)                                  # a later task: a new turn for the caller
+    assert timeline.busy                                    # (that task ran one more slice)
+    before = timeline.steps
+    context.dispatch(graph, {"x": t_in}, {"y": t_out})     # queued behind the suspended one
+    assert timeline.steps == before
+    # A queued read (not a dispatch) in front: a dispatch behind it does not run it either.
+    await context.readTensor(t_out)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not timeline.busy
+    pending = context.readTensor(t_out)
+    before = timeline.steps
+    context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    assert timeline.steps == before
+    await pending
+
+
+@_with_counting_clock
+async def test_dispatches_of_one_task_share_its_slice_and_the_next_task_gets_a_new_one():
+    context, graph, t_in, t_out = await _setup()
+    timeline = context._timeline
+    timeline.slice_seconds = 100 / 1000                     # room for several whole dispatches
+    before = timeline.steps
+    for _ in range(30):
+        context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    first_task = timeline.steps - before
+    # Whole dispatches ran while the slice lasted (100 clock reads, ~1 per step), then none.
+    assert STEPS <= first_task <= 100 + 1, first_task
+    assert timeline.busy
+    assert np.frombuffer(await context.readTensor(t_out), np.float32).tolist() == [STEPS] * 4
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not timeline.busy
+    before = timeline.steps
+    context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    assert timeline.steps - before >= STEPS                 # a later task: a fresh slice, done at once
+    assert not timeline.busy
