@@ -361,6 +361,22 @@ def test_softmax_axis_out_of_range(shape, axis):
         builder.softmax(x, axis, {"label": "s"})
 
 
+def test_softmax_data_type_and_the_pre_2026_form_without_axis():
+    """§8.9.48 step 3: an int32 input is a TypeError naming the label. WPT's 2025 validation
+    file also calls softmax(input, options) (axis optional then); in the 2026 IDL axis is a
+    required [EnforceRange] unsigned long, so that call fails WebIDL conversion of the axis
+    argument, before the options (and their label) are converted."""
+    _, builder = _builder()
+    x = builder.input("x", {"dataType": "int32", "shape": [3, 2]})
+    with pytest.raises(TypeError, match=r"^\[softmax_xxx\] softmax: input has data type int32; allowed: float32, float16"):
+        builder.softmax(x, 1, {"label": "softmax_xxx"})
+    with pytest.raises(TypeError, match=r"parameter 2 \('axis'\)") as info:
+        builder.softmax(x, {"label": "softmax_xxx"})
+    assert "softmax_xxx]" not in str(info.value)
+    with pytest.raises(TypeError, match="2 arguments required"):
+        builder.softmax(x)
+
+
 def test_softmax_axis_enforce_range():
     # [EnforceRange] unsigned long: negative or beyond 2**32-1 fails WebIDL conversion
     _, builder = _builder()

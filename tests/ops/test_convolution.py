@@ -324,7 +324,6 @@ TRANSPOSE_ERRORS = [
     ("outputPadding >= default strides", [XT, WT], {"outputPadding": [1, 0]}, None, "must be smaller than strides"),
     ("groups zero", [XT, WT], {"groups": 0}, None, "groups must not be 0"),
     ("filter input channels", [XT, (3, 2, 3, 3)], {}, None, "input channels 4 differ from the filter's input channels 3"),
-    ("groups divide input", [XT, WT], {"groups": 3}, None, "input channels 4 are not divisible by groups 3"),
     ("bias shape", [XT, WT], {"groups": 2, "bias": ((2,), "float32")}, None, r"bias shape \[2\] is not \[4\]"),
     ("bias type", [XT, WT], {"bias": ((2,), "float16")}, None, "bias's data type float16 differs"),
     ("outputSizes height small", [XT, WT], {"strides": [2, 2], "outputSizes": [6, 7]}, None,
@@ -343,6 +342,62 @@ def test_conv_transpose2d_type_errors(case):
     text = build_error("convTranspose2d", shapes, options, types, label="t")
     assert text.startswith("[t] convTranspose2d: "), text
     assert re.search(message, text), text
+
+
+def test_conv_transpose2d_groups_need_not_divide_input_channels():
+    # §8.9.11 steps 20.5-20.7 check only inputChannels == filterInputChannels and that
+    # filterOutputChannels * groups is a valid dimension (conv2d's step 20.5 divisibility check
+    # has no counterpart): 1 input channel, groups 3, padding 1 builds, with 3 output channels.
+
+    async def shape():
+        context = await webnn_py.ml.createContext()
+        builder = webnn_py.MLGraphBuilder(context)
+        x = builder.input("x", {"dataType": "float32", "shape": [1, 1, 5, 5]})
+        w = builder.input("w", {"dataType": "float32", "shape": [1, 1, 3, 3]})
+        return builder.convTranspose2d(x, w, {"padding": [1, 1, 1, 1], "groups": 3}).shape
+    # (5 - 1) * 1 + (3 - 1) * 1 + 1 - 1 - 1 = 5 per spatial axis; 1 * 3 output channels.
+    assert asyncio.run(shape()) == [1, 3, 5, 5]
+
+
+def test_conv_transpose2d_undivided_groups_fail_at_dispatch():
+    """The grouped computation splits the input channels into `groups` parts; with 1 channel
+    and 3 groups there is none to run: the dispatch fails with an OperationError naming the
+    operator, logged, and the output tensor keeps its contents (as every dispatch failure)."""
+    import logging
+
+    async def scenario():
+        context = await webnn_py.ml.createContext()
+        builder = webnn_py.MLGraphBuilder(context)
+        desc = {"dataType": "float32", "shape": [1, 1, 2, 2]}
+        x = builder.input("x", desc)
+        w = builder.constant({"dataType": "float32", "shape": [1, 1, 1, 1]}, np.ones(1, np.float32))
+        y = builder.convTranspose2d(x, w, {"groups": 3, "label": "up"})
+        graph = await builder.build({"y": y})
+        tx = await context.createTensor({**desc, "writable": True})
+        ty = await context.createTensor({"dataType": "float32", "shape": y.shape, "readable": True,
+                                         "writable": True})
+        context.writeTensor(tx, np.ones(4, np.float32))
+        context.writeTensor(ty, np.full(12, 7, np.float32))
+        context.dispatch(graph, {"x": tx}, {"y": ty})
+        return np.frombuffer(await context.readTensor(ty), np.float32)
+
+    records = []
+    handler = logging.Handler(logging.ERROR)
+    handler.emit = records.append
+    logger = logging.getLogger("webnn_py")
+    logger.addHandler(handler)
+    try:
+        after = asyncio.run(scenario())
+    finally:
+        logger.removeHandler(handler)
+    assert after.tolist() == [7.0] * 12                      # unchanged
+    assert len(records) == 1 and "dispatch failed" in records[0].getMessage()
+    logged = records[0].exc_info[1]
+    assert logged.name == "OperationError", logged
+    assert str(logged).startswith("[up] convTranspose2d: input channels 1 are not divisible by groups 3"), logged
+    for guard in logger.handlers:    # the failure was expected: do not let the suite's guard fail the test
+        if type(guard).__name__ == "_FailOnWebNNErrors":
+            guard.records.clear()
 
 
 def test_conv_transpose2d_output_sizes_ignore_output_padding():

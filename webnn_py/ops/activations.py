@@ -228,7 +228,8 @@ def prelu(inputs, attributes, outputs):
 # softmax (§8.9.48)
 
 def build_softmax(ctx: BuildContext, input, axis: int, options: dict):
-    desc = ctx.check("input", input)
+    """§8.9.48 softmax(input, axis, options), steps 2-6 (axis is required: the 2026 IDL)."""
+    desc = ctx.check("input", input)     # steps 2-3 (and the table's rank 1 to N)
     # Step 4: axis must be below the input's rank.
     ctx.axis("axis", axis, desc.rank)
     return ctx.emit([input], [desc], {"axis": axis})[0]

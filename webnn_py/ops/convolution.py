@@ -14,6 +14,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..base.descriptor import MAX_DIMENSION, OperandDescriptor
+from ..base.errors import OperationError, describe
 from .. import kernels
 from .matmul import gemm
 from .registry import FLOATS, BuildContext, TensorLimits, compute_type, register
@@ -557,10 +558,9 @@ def build_conv_transpose2d(ctx: BuildContext, input, filter, options: dict):
     if input_channels != filter_input_channels:
         ctx.fail(f"input channels {input_channels} differ from the filter's input channels "
                  f"{filter_input_channels} (filter shape {list(filter_desc.shape)}, layout {filter_layout})")
-    # Not a step of §8.9.11, whose computation splits the input channels into
-    # `groups` equal parts: without this check the operator would be undefined.
-    if input_channels % groups != 0:
-        ctx.fail(f"input channels {input_channels} are not divisible by groups {groups}")
+    # Steps 20.5-20.7. §8.9.11 has no step requiring the input channels to be divisible by
+    # `groups`, so the builder accepts such a graph (the shape is defined); its computation
+    # is not (the kernel refuses it, see conv_transpose2d_kernel).
     output_channels = filter_output_channels * groups
     if not valid_dimension(output_channels):
         ctx.fail(f"output channels {filter_output_channels} * {groups} groups is not a valid dimension")
@@ -585,7 +585,8 @@ def build_conv_transpose2d(ctx: BuildContext, input, filter, options: dict):
                       f"padding {padding}, strides {strides}, dilations {dilations}")
     shape = join_layout(batches, output_channels, output_height, output_width, input_layout)
     attributes = {"padding": padding, "strides": strides, "dilations": dilations, "groups": groups,
-                  "inputLayout": input_layout, "filterLayout": filter_layout}
+                  "inputLayout": input_layout, "filterLayout": filter_layout,
+                  "label": ctx.label}   # the kernel's OperationError names the operator as build-time errors do
     return ctx.emit([input, filter, bias], [OperandDescriptor(input_desc.data_type, shape)], attributes)[0]
 
 
@@ -609,6 +610,14 @@ def conv_transpose2d_kernel(inputs, attributes, outputs):
     pt, _, pl, _ = attributes["padding"]
     (sh, sw), (dh, dw) = attributes["strides"], attributes["dilations"]
     n, c, h, wd = x.shape
+    if c % groups != 0:
+        # The `groups` option "divides the input and output channels into groups"; with
+        # channels that do not divide there is no computation to run. The builder's steps
+        # accept the graph, so this surfaces as a failed dispatch (an OperationError, logged;
+        # the outputs keep their contents), like every other run-time failure.
+        raise OperationError(describe("convTranspose2d", attributes["label"],
+                                      f"input channels {c} are not divisible by groups {groups}: "
+                                      "the grouped computation is undefined"))
     _, og, kh, kw = w.shape
     cg = c // groups
     out_shape = outputs[0].shape
