@@ -79,13 +79,13 @@ def median_ms(times):
     return statistics.median(times) if times else float("nan")
 
 
-def compare(outputs: dict, reference: dict) -> tuple[float, bool]:
-    """max |Δ| against the reference, and whether every output is allclose(rtol=atol=1e-4)."""
+def compare(outputs: dict, reference: dict, rtol: float = RTOL, atol: float = ATOL) -> tuple[float, bool]:
+    """max |Δ| against the reference, and whether every output is allclose(rtol, atol)."""
     worst, ok = 0.0, True
     for name, ref in reference.items():
         got = np.asarray(outputs[name], dtype=np.float32).reshape(ref.shape)
         worst = max(worst, float(np.max(np.abs(got - ref))))
-        ok = ok and bool(np.allclose(got, ref, rtol=RTOL, atol=ATOL))
+        ok = ok and bool(np.allclose(got, ref, rtol=rtol, atol=atol))
     return worst, ok
 
 
@@ -111,23 +111,30 @@ class Prepared:
         self.ort = onnxruntime.InferenceSession(str(self.onnx_path), options, providers=["CPUExecutionProvider"])
         self.output_names = list(model.outputs)
         self.reference = dict(zip(self.output_names, self.ort.run(self.output_names, self.inputs)))
+        self.rtol = self.atol = RTOL
+
+    def emit(self, builder) -> dict:
+        """The model's builder calls on `builder`; {output name: MLOperand} (for host_bench)."""
+        return emit(self.model, builder)
 
 
 # -- host ---------------------------------------------------------------------------------------
 
-async def host_bench(prepared: Prepared, warmup: float, measure: float, min_runs: int) -> dict:
+async def host_bench(prepared, warmup: float, measure: float, min_runs: int) -> dict:
+    """`prepared`: a Prepared (or bench/zoo.py's equivalent) with emit(builder), inputs (numpy
+    arrays by name), ort (an onnxruntime session), output_names, reference, rtol and atol."""
     import webnn_py
 
-    model = prepared.model
     context = await webnn_py.ml.createContext()
     builder = webnn_py.MLGraphBuilder(context)
-    outputs = emit(model, builder)
+    outputs = prepared.emit(builder)
     start = time.perf_counter()
     graph = await builder.build(outputs)
     build_ms = (time.perf_counter() - start) * 1000
     inputs = {}
-    for name, desc in model.inputs.items():
-        inputs[name] = await context.createTensor({**desc, "writable": True})
+    for name, array in prepared.inputs.items():
+        inputs[name] = await context.createTensor({"dataType": "float32", "shape": list(array.shape),
+                                                   "writable": True})
     results = {name: await context.createTensor({"dataType": o.dataType, "shape": o.shape, "readable": True})
                for name, o in outputs.items()}
 
@@ -165,7 +172,7 @@ async def host_bench(prepared: Prepared, warmup: float, measure: float, min_runs
         turn += 1
     context.destroy()
     return {"build_ms": build_ms, "first_run_ms": first_run_ms, "times": times,
-            "diff": compare(first["webnn"], prepared.reference)}
+            "diff": compare(first["webnn"], prepared.reference, prepared.rtol, prepared.atol)}
 
 
 # -- browser ------------------------------------------------------------------------------------

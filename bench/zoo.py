@@ -1,0 +1,246 @@
+"""The benchmark zoo: webnn-py against ONNX Runtime on CNNs, transformers, RNNs and one Add.
+
+    .venv/bin/python bench/zoo.py [--models NAME ...] [--min-warmup S] [--max-warmup S]
+                                  [--measure S] [--skip-browser] [--skip-host] [--quick] [--json FILE]
+
+Models (bench/zoo_models.py): mobilenet_v2, resnet18, mobilenet_v3_small, squeezenet1_1,
+efficientnet_b0 (torchvision's layer structures, 224×224, random weights with calibrated
+batch-norm statistics), vit_block (197×192), transformer (2 layers, seq 128, hidden 256,
+FFN 1024), lstm and gru (32 steps, 64 → 128) and add (one Add node: the cost of a run),
+fp32, batch 1, exported to ONNX on the host (torch's TorchScript exporter).
+
+Browser: one headless Chromium, two cross-origin-isolated pages. Page 1 runs ONNX Runtime
+Web 1.30 (ort.all) with two sessions per model: its WebNN EP over webnn-py's navigator.ml,
+and its wasm EP with 1 thread; page 2 its wasm EP with 2 threads (ORT reads the thread
+count once per page). Before timing, a check session with ORT's verbose log must show
+every node placed on the WebNN EP, and every side's first outputs must match onnxruntime
+CPU on the host (allclose, rtol = atol = 1e-3). Each side warms up alone until the median
+of its last window of runs (≥ 1 s, ≥ 5 runs) is no more than 2 % below the previous
+window's (≥ --min-warmup s, ≤ --max-warmup s), then the three are timed in alternation (a
+few runs each per turn, after a 50 ms pause and one untimed run, in an order rotated every
+turn) until --measure s have passed. Medians, ratios against ORT-web wasm 1 and 2 threads,
+their geometric means and the load average are printed.
+
+Host: webnn_py on CPython (the ONNX graph translated to builder calls by bench/onnx_webnn.py,
+writeTensor → dispatch → readTensor) against onnxruntime native, CPU EP, 1 thread, as in
+bench/webnn_bench.py. Exits with status 1 if any side's output disagrees or a node is not
+on WebNN. Timings are noisy on a shared machine; ratios measured side by side are what count.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")     # numpy's BLAS on one thread, like onnxruntime's intra_op_num_threads=1
+
+import numpy as np  # noqa: E402
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+for _path in (str(REPO), str(BENCH)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+from onnx_webnn import emit_onnx  # noqa: E402
+from webnn_bench import (COI_HEADERS, ORT_DIST, RUNS_PER_TURN, RUNTIME, SETTLE_S, _quiet_disconnects,  # noqa: E402
+                         compare, host_bench, median_ms, print_table, turn_order)
+from zoo_models import ZOO, export_zoo  # noqa: E402
+
+TOLERANCE = 1e-3          # rtol = atol, as tests/ort: ORT-web's kernels differ from ORT native's in the last bits
+DROP = 0.02               # warm-up ends when a window's median falls by no more than this
+SIDES = {"webnn-py": (0, "webnn"), "ORT-wasm 1T": (0, "wasm"), "ORT-wasm 2T": (1, "wasm")}
+
+
+class Prepared:
+    """A zoo model's ONNX file and inputs in the served directory, with onnxruntime native (1 thread)."""
+
+    def __init__(self, name: str, directory: Path):
+        import onnxruntime
+
+        self.zoo = export_zoo(name, directory)
+        self.name, self.inputs, self.reference = name, self.zoo.inputs, self.zoo.reference
+        self.output_names = list(self.reference)
+        self.rtol = self.atol = TOLERANCE
+        (directory / f"{name}.inputs.bin").write_bytes(b"".join(a.tobytes() for a in self.inputs.values()))
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        self.ort = onnxruntime.InferenceSession(str(self.zoo.path), options, providers=["CPUExecutionProvider"])
+
+    def emit(self, builder) -> dict:
+        return emit_onnx(self.zoo.path, builder)
+
+
+def placed_on_webnn(log: list[str]) -> bool:
+    """ORT's verbose log of the WebNN EP's check session: every node on WebNN, none refused."""
+    text = "\n".join(log)
+    return "All nodes placed on [WebNNExecutionProvider]" in text and "supported: [0]" not in text
+
+
+def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, measure: float, min_runs: int) -> dict:
+    from webnn_py.serve import PolyfillServer
+    from wpt_runner.chromium import launch_chromium
+
+    out = {}
+    with PolyfillServer(root=BENCH, mounts={"/ort/": ORT_DIST, "/models/": directory}, headers=COI_HEADERS) as server, \
+            launch_chromium() as browser:
+        _quiet_disconnects(server.httpd)
+        errors: list[str] = []
+
+        def open_page(threads: int):
+            page = browser.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(f"{server.url}/zoo.html?threads={threads}")
+            page.wait_for_function("self.zooReady === true", timeout=120_000, polling=100)
+            return page
+
+        pages = [open_page(1), open_page(2)]
+        out["isolated"] = pages[0].evaluate("self.crossOriginIsolated")
+        for name, p in prepared.items():
+            print(f"browser, {name}: warming each side up until its median settles, then timing {measure:g} s ...",
+                  file=sys.stderr, flush=True)
+            dims = {k: list(v.shape) for k, v in p.inputs.items()}
+            setups = {side: pages[page].evaluate("(a) => setup(a)", {"kind": kind, "name": name, "dims": dims})
+                      for side, (page, kind) in SIDES.items()}
+            diffs = {side: compare(s["output"], p.reference, p.rtol, p.atol) for side, s in setups.items()}
+            on_webnn = placed_on_webnn(setups["webnn-py"]["log"])
+            warmed = {side: pages[page].evaluate("([k, o]) => warmUp(k, o)", [kind, warm])
+                      for side, (page, kind) in SIDES.items()}
+            times = {side: [] for side in SIDES}
+            start, turn = time.perf_counter(), 0
+            while time.perf_counter() - start < measure or min(len(t) for t in times.values()) < min_runs:
+                for side in turn_order(list(SIDES), turn):
+                    page, kind = SIDES[side]
+                    time.sleep(SETTLE_S)      # see webnn_bench.py: ORT's 2-thread pool spins on after its runs
+                    times[side] += pages[page].evaluate("([k, n]) => timeRuns(k, n)", [kind, RUNS_PER_TURN + 1])[1:]
+                turn += 1
+            for page in pages:
+                page.evaluate("release()")
+            if errors:
+                raise SystemExit(f"page errors: {errors}")
+            out[name] = {"times": times, "warm": warmed, "diffs": diffs, "on_webnn": on_webnn,
+                         "placement": setups["webnn-py"]["log"], "threads": setups["ORT-wasm 2T"]["threads"]}
+    return out
+
+
+def geomean(values) -> float:
+    values = [v for v in values if v > 0 and math.isfinite(v)]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
+
+
+def report_browser(browser: dict, names: list[str]) -> bool:
+    ok = True
+    rows, r1, r2 = [], [], []
+    for name in names:
+        r = browser[name]
+        med = {side: median_ms(t) for side, t in r["times"].items()}
+        q1, q2 = med["webnn-py"] / med["ORT-wasm 1T"], med["webnn-py"] / med["ORT-wasm 2T"]
+        r1.append(q1)
+        r2.append(q2)
+        warm = " / ".join(f"{w['ms'] / 1000:.0f}{'' if w['settled'] else '!'}" for w in r["warm"].values())
+        good = all(d[1] for d in r["diffs"].values()) and r["on_webnn"]
+        ok = ok and good
+        rows.append((name, f"{med['webnn-py']:.3f}", f"{med['ORT-wasm 1T']:.3f}", f"{med['ORT-wasm 2T']:.3f}",
+                     f"{q1:.2f}×", f"{q2:.2f}×", " / ".join(str(len(t)) for t in r["times"].values()), warm,
+                     "yes" if r["on_webnn"] else "NO",
+                     "; ".join(f"{d[0]:.0e}{'' if d[1] else ' MISMATCH'}" for d in r["diffs"].values())))
+    rows.append(("geometric mean", "", "", "", f"{geomean(r1):.2f}×", f"{geomean(r2):.2f}×", "", "", "", ""))
+    print_table(("model", "webnn-py ms", "ORT-wasm 1T ms", "ORT-wasm 2T ms", "ratio /1T", "ratio /2T",
+                 "timed runs (w/1T/2T)", "warm-up s (w/1T/2T)", "all on WebNN", "max |Δ| vs ORT native"), rows)
+    return ok
+
+
+def report_host(host: dict) -> bool:
+    rows, ratios, ok = [], [], True
+    for name, r in host.items():
+        med = {side: median_ms(t) for side, t in r["times"].items()}
+        ratios.append(med["webnn"] / med["ort"])
+        ok = ok and r["diff"][1]
+        rows.append((name, f"{med['webnn']:.3f}", f"{med['ort']:.3f}", f"{ratios[-1]:.2f}×",
+                     " / ".join(str(len(t)) for t in r["times"].values()), f"{r['build_ms']:.0f}",
+                     f"{r['diff'][0]:.0e}{'' if r['diff'][1] else ' MISMATCH'}"))
+    rows.append(("geometric mean", "", "", f"{geomean(ratios):.2f}×", "", "", ""))
+    print_table(("model", "webnn-py ms", "ORT native 1T ms", "ratio", "timed runs (w/ORT)", "build() ms",
+                 "max |Δ| vs ORT native"), rows)
+    return ok
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", choices=list(ZOO), default=list(ZOO))
+    parser.add_argument("--min-warmup", type=float, help="seconds of warm-up per side at least (default 5)")
+    parser.add_argument("--max-warmup", type=float, help="seconds of warm-up per side at most (default 60)")
+    parser.add_argument("--measure", type=float, help="seconds of alternating timed runs per model (default 10)")
+    parser.add_argument("--min-runs", type=int, default=None, help="timed runs per side at least (default 10)")
+    parser.add_argument("--skip-browser", action="store_true")
+    parser.add_argument("--skip-host", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: short warm-up and measurement")
+    parser.add_argument("--json", type=Path, help="also write every sample to this JSON file")
+    parser.add_argument("--no-setup", action="store_true", help="do not rebuild build/pyodide's wheel first")
+    args = parser.parse_args(argv)
+    min_warm = args.min_warmup if args.min_warmup is not None else (0.2 if args.quick else 5.0)
+    max_warm = args.max_warmup if args.max_warmup is not None else (1.0 if args.quick else 60.0)
+    measure = args.measure if args.measure is not None else (0.3 if args.quick else 10.0)
+    min_runs = args.min_runs if args.min_runs is not None else (3 if args.quick else 10)
+    warm = {"minMs": min_warm * 1000, "maxMs": max_warm * 1000, "windowMs": 100 if args.quick else 1000,
+            "drop": DROP}
+    if not args.skip_browser:
+        if not (ORT_DIST / "ort.all.min.mjs").is_file():
+            parser.error("node_modules/onnxruntime-web is missing: run ./dev setup")
+        if not (RUNTIME / "pyodide.asm.wasm").is_file():
+            parser.error("build/pyodide is missing: run ./dev setup")
+        if not args.no_setup:
+            subprocess.run([sys.executable, str(REPO / "tools" / "setup_runtime.py")], check=True,
+                           stdout=subprocess.DEVNULL)
+
+    load = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory(prefix="webnn-zoo-") as tmp:
+        directory = Path(tmp)
+        print("exporting the models to ONNX ...", file=sys.stderr, flush=True)
+        prepared = {name: Prepared(name, directory) for name in args.models}
+        browser = None
+        if not args.skip_browser:
+            browser = browser_bench(prepared, directory, warm, measure, min_runs)
+            load.append(os.getloadavg()[0])
+        host = {}
+        if not args.skip_host:
+            for name, p in prepared.items():
+                print(f"host, {name}: warming up ≥{min_warm:g} s per side, then timing {measure:g} s ...",
+                      file=sys.stderr, flush=True)
+                host[name] = asyncio.run(host_bench(p, min_warm, measure, min_runs))
+            load.append(os.getloadavg()[0])
+
+    ok = True
+    print(f"machine: {os.cpu_count()} CPUs, 1-minute load average "
+          + " → ".join(f"{v:.1f}" for v in load) + " (start → after browser/host parts)")
+    if browser:
+        print(f"\nBrowser: headless Chromium, crossOriginIsolated={browser.pop('isolated')}; webnn-py = ONNX Runtime "
+              "Web's WebNN EP over navigator.ml; warm-up until a 1 s window's median falls < 2 % (! = hit "
+              f"--max-warmup), then {measure:g} s alternating; medians of session.run() in ms")
+        ok = report_browser(browser, args.models) and ok
+    if host:
+        print(f"\nHost: CPython webnn_py (ONNX → builder) vs onnxruntime native (CPU EP, 1 thread); medians in ms")
+        ok = report_host(host) and ok
+    if args.json:
+        args.json.write_text(json.dumps({"load_average": load, "browser": browser,
+                                         "host": {k: {**r, "diff": list(r["diff"])} for k, r in host.items()}},
+                                        indent=1, default=float))
+    print("\nratio = webnn-py latency / ONNX Runtime latency (below 1: webnn-py is faster).")
+    if not ok:
+        print("FAILED: an output differs from onnxruntime native beyond rtol=atol=1e-3, or a node is not on WebNN",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
