@@ -13,6 +13,10 @@ TYPES = {np.dtype(np.float32): schema.TensorType.FLOAT32, np.dtype(np.float16): 
          np.dtype(np.bool_): schema.TensorType.BOOL}
 
 
+# Operators whose LiteRT kernel is registered from a version above 1 only.
+MIN_VERSIONS = {"BROADCAST_TO": 2}
+
+
 class SubGraph:
     def __init__(self, model: "ModelWriter", name: str = ""):
         self.model = model
@@ -90,7 +94,7 @@ class ModelWriter:
         c.builtinCode = code
         c.deprecatedBuiltinCode = min(code, 127)
         c.customCode = custom
-        c.version = 1
+        c.version = MIN_VERSIONS.get(next((k for k, v in vars(schema.BuiltinOperator).items() if v == code), ""), 1)
         self.model.operatorCodes.append(c)
         return len(self.model.operatorCodes) - 1
 

@@ -1,19 +1,16 @@
 """The TFLite importer: a bounds-checked flatbuffer reader (flatbuffer.py), the
-schema subset (schema.py), and one translation function per operator
-(ops_*.py), which emit ordinary MLGraphBuilder calls (importer.py).
+schema subset (schema.py), one translation function per operator (ops_*.py),
+which emit ordinary MLGraphBuilder calls (importer.py), and the registry of every
+builtin operator code: translated, or why not (builtins.py).
 
 Translation is a coroutine: a WHILE loop's body is an MLGraph of its own
 (ops_control.py), and MLGraphBuilder.build() is asynchronous."""
 from __future__ import annotations
 
 from ...base.errors import DataError, NotSupportedError
-from . import ops_control, ops_conv, ops_elementwise, ops_logical, ops_pool_resize, ops_quant, ops_shape
+from .builtins import TRANSLATORS, unsupported
 from .importer import Importer, IOInfo, Session
 from .schema import Model, parse
-
-TRANSLATORS: dict = {}
-for _module in (ops_control, ops_conv, ops_elementwise, ops_logical, ops_pool_resize, ops_quant, ops_shape):
-    TRANSLATORS.update(_module.TRANSLATORS)
 
 
 def select(model: Model, signature: str | None):
@@ -60,6 +57,7 @@ async def translate(builder, data: bytes, signature: str | None = None, *, max_i
     graph, input_names, output_names = select(model, signature)
     if not output_names:
         raise DataError("load: the model has no outputs")
+    unsupported(model, graph.index)
     importer = Importer(builder, model, graph, Session(model, TRANSLATORS, max_iterations))
     try:
         return await importer.run(input_names, output_names, TRANSLATORS)

@@ -177,7 +177,7 @@ class Importer:
 
     def scalar(self, value: float, like) -> object:
         """A constant of the operand's rank (all ones shape), for broadcasting."""
-        return self.constant_operand(np.full([1] * len(like.shape), value, dtype=_NUMPY[like.dataType]))
+        return self.constant_operand(np.full([1] * len(like.shape), value, dtype=NUMPY_TYPES[like.dataType]))
 
     # -- quantization -----------------------------------------------------------------------
 
@@ -346,4 +346,5 @@ def _graph_type(t: Tensor) -> str | None:
 _ML_TYPE = {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16", np.dtype(np.int32): "int32",
             np.dtype(np.uint32): "uint32", np.dtype(np.int64): "int64", np.dtype(np.uint64): "uint64",
             np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8"}
-_NUMPY = {v: k for k, v in _ML_TYPE.items()}
+# MLOperandDataType -> numpy type (the translators' constants).
+NUMPY_TYPES = {v: k.type for k, v in _ML_TYPE.items()}

@@ -1,9 +1,16 @@
 """Element-wise arithmetic and activations: ADD, SUB, MUL, DIV, MAXIMUM, MINIMUM,
-RELU, RELU6, RELU_N1_TO_1, PRELU, LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH, SOFTMAX,
-EXP, ABS, NEG, SQRT, RSQRT."""
+POW, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE, ADD_N, RELU, RELU6, RELU_N1_TO_1,
+RELU_0_TO_1, PRELU, LEAKY_RELU, ELU, GELU, LOGISTIC, TANH, HARD_SWISH, SOFTMAX,
+LOG_SOFTMAX, EXP, LOG, ABS, NEG, SQRT, RSQRT, SQUARE, SIN, COS, SIGN, ROUND,
+FLOOR, CEIL, ZEROS_LIKE, BUCKETIZE, and the StableHLO binary operators LiteRT runs."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from . import options as opt
+from .importer import NUMPY_TYPES
 
 
 def _binary(method: str, fused_slot: int | None = 0):
@@ -49,6 +56,115 @@ def rsqrt(ctx):
     ctx.set_output(0, ctx.b.reciprocal(ctx.b.sqrt(ctx.input(0))))
 
 
+def log_softmax(ctx):
+    """x - max - log(sum(exp(x - max))) over the last axis (LiteRT's float kernel
+    subtracts the maximum first, too)."""
+    x = ctx.input(0)
+    rank = len(x.shape)
+    if rank < 1:
+        raise ctx.fail("log_softmax needs an input of rank 1 or more")
+    b = ctx.b
+    shifted = b.sub(x, b.reduceMax(x, {"axes": [rank - 1], "keepDimensions": True}))
+    total = b.reduceSum(b.exp(shifted), {"axes": [rank - 1], "keepDimensions": True})
+    ctx.set_output(0, b.sub(shifted, b.log(total)))
+
+
+def square(ctx):
+    x = ctx.input(0)
+    ctx.set_output(0, ctx.b.mul(x, x))
+
+
+def squared_difference(ctx):
+    d = ctx.b.sub(ctx.input(0), ctx.input(1))
+    ctx.set_output(0, ctx.b.mul(d, d))
+
+
+def add_n(ctx):
+    total = ctx.input(0)
+    for k in range(1, len(ctx.op.inputs)):
+        total = ctx.b.add(total, ctx.input(k))
+    ctx.set_output(0, total if len(ctx.op.inputs) > 1 else ctx.b.identity(total))
+
+
+def gelu(ctx):
+    """GeluOptions: approximate 0. The tanh form is
+    0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as LiteRT computes it."""
+    x = ctx.input(0)
+    if not opt.read(ctx, 0, "bool", False):
+        ctx.set_output(0, ctx.b.gelu(x))
+        return
+    b = ctx.b
+    cube = b.mul(b.mul(x, x), x)
+    inner = b.mul(b.add(x, b.mul(cube, ctx.scalar(0.044715, x))), ctx.scalar(math.sqrt(2 / math.pi), x))
+    ctx.set_output(0, b.mul(b.mul(x, ctx.scalar(0.5, x)), b.add(b.tanh(inner), ctx.scalar(1.0, x))))
+
+
+def _truncated_quotient(ctx, a, d):
+    """a / d rounded toward zero, and its remainder a - q d (integer div() truncates
+    already; floats are truncated by hand: floor for positive quotients, ceil for negative)."""
+    b = ctx.b
+    q = b.div(a, d)
+    if a.dataType in ("float32", "float16"):
+        q = b.where(b.lesser(q, ctx.scalar(0, q)), b.ceil(q), b.floor(q))
+    return q, b.sub(a, b.mul(q, d))
+
+
+def _needs_floor_fix(ctx, remainder, d):
+    """remainder != 0 and its sign differs from the divisor's: where the truncated
+    and the floored division differ by one."""
+    b = ctx.b
+    zero = ctx.scalar(0, remainder)
+    return b.logicalAnd(b.notEqual(remainder, zero),
+                        b.notEqual(b.lesser(remainder, zero), b.lesser(d, ctx.scalar(0, d))))
+
+
+def floor_div(ctx):
+    """floor(a / b). Floats: floor(div); integers: truncated div() minus one where
+    the remainder and the divisor have opposite signs (LiteRT's std::floor of the quotient)."""
+    a, d = ctx.input(0), ctx.input(1)
+    b = ctx.b
+    if a.dataType in ("float32", "float16"):
+        ctx.set_output(0, b.floor(b.div(a, d)))
+        return
+    q, r = _truncated_quotient(ctx, a, d)
+    fix = b.cast(_needs_floor_fix(ctx, r, d), q.dataType)
+    ctx.set_output(0, b.sub(q, fix))
+
+
+def floor_mod(ctx):
+    """LiteRT: r = fmod(a, b) (integers: a % b), plus b where r != 0 and r, b
+    have opposite signs, i.e. the result takes the divisor's sign."""
+    a, d = ctx.input(0), ctx.input(1)
+    b = ctx.b
+    _, r = _truncated_quotient(ctx, a, d)
+    ctx.set_output(0, b.where(_needs_floor_fix(ctx, r, d), b.add(r, d), r))
+
+
+def bucketize(ctx):
+    """BucketizeOptions: boundaries 0 (sorted floats). The bucket of x is the number
+    of boundaries <= x: a sum of comparisons against the boundaries on a new last axis."""
+    b = ctx.b
+    x = ctx.input(0)
+    table = ctx.op.options
+    bounds = table.array(0, "f32", "boundaries") if table is not None and table.has(0) else None
+    bounds = np.zeros(0, np.float32) if bounds is None else np.asarray(bounds, np.float32)
+    if bounds.size == 0:
+        ctx.set_const(ctx.op.outputs[0], np.zeros(x.shape, np.int32))
+        return
+    if (np.diff(bounds) < 0).any():
+        raise ctx.fail("its boundaries are not sorted")
+    column = b.reshape(x, list(x.shape) + [1])
+    edges = ctx.constant_operand(bounds.astype(NUMPY_TYPES[x.dataType]))
+    hits = b.cast(b.greaterOrEqual(column, edges), "int32")
+    ctx.set_output(0, b.reduceSum(hits, {"axes": [len(x.shape)], "keepDimensions": False}))
+
+
+def zeros_like(ctx):
+    """Zeros of the input's shape and type: a constant (the input's values do not matter)."""
+    x = ctx.input(0)
+    ctx.set_const(ctx.op.outputs[0], np.zeros(x.shape, dtype=NUMPY_TYPES[x.dataType]))
+
+
 TRANSLATORS = {
     "ADD": _binary("add"),
     "SUB": _binary("sub"),
@@ -74,4 +190,24 @@ TRANSLATORS = {
     "RSQRT": rsqrt,
     "FLOOR": _unary("floor"),
     "CEIL": _unary("ceil"),
+    "SIN": _unary("sin"),
+    "COS": _unary("cos"),
+    "SIGN": _unary("sign"),
+    # LiteRT's ROUND rounds halves to even (RoundToNearest), as roundEven does.
+    "ROUND": _unary("roundEven"),
+    "ELU": _unary("elu"),
+    "RELU_0_TO_1": _unary("clamp", {"minValue": 0, "maxValue": 1}),
+    "GELU": gelu,
+    "LOG_SOFTMAX": log_softmax,
+    "SQUARE": square,
+    "SQUARED_DIFFERENCE": squared_difference,
+    "ADD_N": add_n,
+    "FLOOR_DIV": floor_div,
+    "FLOOR_MOD": floor_mod,
+    "ZEROS_LIKE": zeros_like,
+    "BUCKETIZE": bucketize,
+    "STABLEHLO_ADD": _binary("add", None),
+    "STABLEHLO_MULTIPLY": _binary("mul", None),
+    "STABLEHLO_MAXIMUM": _binary("max", None),
+    "STABLEHLO_MINIMUM": _binary("min", None),
 }

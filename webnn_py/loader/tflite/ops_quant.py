@@ -1,4 +1,4 @@
-"""DEQUANTIZE, QUANTIZE, DENSIFY, CAST.
+"""DEQUANTIZE, QUANTIZE, FAKE_QUANT, DENSIFY, CAST.
 
 Constant folding here is limited to what is exact and must happen anyway:
 fp16 weights behind DEQUANTIZE widen to float32 exactly, and DENSIFY turns a
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import options as opt
 from .importer import BOOL
 
 
@@ -32,6 +33,32 @@ def quantize(ctx):
     if t.quantization is None:
         raise ctx.fail(f"its output {t.name!r} has no quantization parameters")
     ctx.set_output(0, ctx.input(0))       # set_output rounds onto the output's grid
+
+
+def fake_quant(ctx):
+    """FakeQuantOptions: min 0, max 1, num_bits 2, narrow_range 3. TensorFlow's
+    FakeQuantWithMinMaxArgs: the range is nudged so that 0.0 is on the grid, x is
+    clamped to it and rounded to the nearest step."""
+    b = ctx.b
+    x = ctx.input(0)
+    low, high = opt.read(ctx, 0, "f32", 0.0), opt.read(ctx, 1, "f32", 0.0)
+    bits, narrow = opt.read(ctx, 2, "i32", 8), bool(opt.read(ctx, 3, "bool", False))
+    if not 2 <= bits <= 16 or not low < high:
+        raise ctx.fail(f"num_bits {bits} or the range [{low}, {high}] is not valid")
+    quant_min, quant_max = float(1 if narrow else 0), float((1 << bits) - 1)
+    scale = np.float32((np.float32(high) - np.float32(low)) / np.float32(quant_max - quant_min))
+    zero_from_min = np.float32(quant_min) - np.float32(low) / scale
+    zero = quant_min if zero_from_min < quant_min else quant_max if zero_from_min > quant_max else \
+        float(np.floor(zero_from_min + np.float32(0.5)))      # std::round: halves away from zero
+    nudged_min = np.float32((quant_min - zero) * scale)
+    nudged_max = np.float32((quant_max - zero) * scale)
+    clamped = b.clamp(x, {"minValue": float(nudged_min), "maxValue": float(nudged_max)})
+    # LiteRT multiplies by the inverse scale; the shifted values are >= 0, so
+    # floor(v + 0.5) is its std::round.
+    inverse = np.float32(1.0) / scale
+    steps = b.floor(b.add(b.mul(b.sub(clamped, ctx.scalar(nudged_min, x)), ctx.scalar(inverse, x)),
+                          ctx.scalar(0.5, x)))
+    ctx.set_output(0, b.add(b.mul(steps, ctx.scalar(scale, x)), ctx.scalar(nudged_min, x)))
 
 
 def cast(ctx):
@@ -119,6 +146,7 @@ def sparse_to_dense(ctx, t, data, dense_shape: tuple[int, ...]) -> np.ndarray:
 TRANSLATORS = {
     "DEQUANTIZE": dequantize,
     "QUANTIZE": quantize,
+    "FAKE_QUANT": fake_quant,
     "CAST": cast,
     "DENSIFY": densify,
 }

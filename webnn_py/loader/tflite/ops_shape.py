@@ -1,5 +1,6 @@
 """Data movement: RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, STRIDED_SLICE, SLICE,
-TRANSPOSE, PAD, PADV2, GATHER, DEPTH_TO_SPACE, SPACE_TO_DEPTH, MEAN."""
+TRANSPOSE, PAD, PADV2, GATHER, DEPTH_TO_SPACE, SPACE_TO_DEPTH, and the reductions MEAN,
+SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, REDUCE_ANY, REDUCE_ALL."""
 from __future__ import annotations
 
 import numpy as np
@@ -234,4 +235,7 @@ TRANSLATORS = {
     "REDUCE_MAX": _reduce("reduceMax"),
     "REDUCE_MIN": _reduce("reduceMin"),
     "REDUCE_PROD": _reduce("reduceProduct"),
+    # Booleans are uint8 0/1 (ops_logical.py): any is their maximum, all their minimum.
+    "REDUCE_ANY": _reduce("reduceMax"),
+    "REDUCE_ALL": _reduce("reduceMin"),
 }

@@ -59,7 +59,23 @@ BUILTIN_NAMES = {
     139: "HASHTABLE_SIZE", 140: "REDUCE_ALL", 141: "CONV_3D_TRANSPOSE", 142: "VAR_HANDLE",
     143: "READ_VARIABLE", 144: "ASSIGN_VARIABLE", 145: "BROADCAST_ARGS", 146: "RANDOM_STANDARD_NORMAL",
     147: "BUCKETIZE", 148: "RANDOM_UNIFORM", 149: "MULTINOMIAL", 150: "GELU", 151: "DYNAMIC_UPDATE_SLICE",
+    152: "RELU_0_TO_1", 153: "UNSORTED_SEGMENT_PROD", 154: "UNSORTED_SEGMENT_MAX", 155: "UNSORTED_SEGMENT_SUM",
+    156: "ATAN2", 157: "UNSORTED_SEGMENT_MIN", 158: "SIGN", 159: "BITCAST", 160: "BITWISE_XOR",
+    161: "RIGHT_SHIFT", 162: "STABLEHLO_LOGISTIC", 163: "STABLEHLO_ADD", 164: "STABLEHLO_DIVIDE",
+    165: "STABLEHLO_MULTIPLY", 166: "STABLEHLO_MAXIMUM", 167: "STABLEHLO_RESHAPE", 168: "STABLEHLO_CLAMP",
+    169: "STABLEHLO_CONCATENATE", 170: "STABLEHLO_BROADCAST_IN_DIM", 171: "STABLEHLO_CONVOLUTION",
+    172: "STABLEHLO_SLICE", 173: "STABLEHLO_CUSTOM_CALL", 174: "STABLEHLO_REDUCE", 175: "STABLEHLO_ABS",
+    176: "STABLEHLO_AND", 177: "STABLEHLO_COSINE", 178: "STABLEHLO_EXPONENTIAL", 179: "STABLEHLO_FLOOR",
+    180: "STABLEHLO_LOG", 181: "STABLEHLO_MINIMUM", 182: "STABLEHLO_NEGATE", 183: "STABLEHLO_OR",
+    184: "STABLEHLO_POWER", 185: "STABLEHLO_REMAINDER", 186: "STABLEHLO_RSQRT", 187: "STABLEHLO_SELECT",
+    188: "STABLEHLO_SUBTRACT", 189: "STABLEHLO_TANH", 190: "STABLEHLO_SCATTER", 191: "STABLEHLO_COMPARE",
+    192: "STABLEHLO_CONVERT", 193: "STABLEHLO_DYNAMIC_SLICE", 194: "STABLEHLO_DYNAMIC_UPDATE_SLICE",
+    195: "STABLEHLO_PAD", 196: "STABLEHLO_IOTA", 197: "STABLEHLO_DOT_GENERAL", 198: "STABLEHLO_REDUCE_WINDOW",
+    199: "STABLEHLO_SORT", 200: "STABLEHLO_WHILE", 201: "STABLEHLO_GATHER", 202: "STABLEHLO_TRANSPOSE",
+    203: "DILATE", 204: "STABLEHLO_RNG_BIT_GENERATOR", 205: "REDUCE_WINDOW", 206: "STABLEHLO_COMPOSITE",
+    207: "STABLEHLO_SHIFT_LEFT", 208: "STABLEHLO_CBRT", 209: "STABLEHLO_CASE",
 }
+# 127 is PLACEHOLDER_FOR_GREATER_OP_CODES, a marker in deprecated_builtin_code, not an operator.
 
 # Hard limits that keep a hostile file from making the importer do unbounded work.
 MAX_RANK = 8
@@ -97,6 +113,7 @@ class Tensor:
     quantization: Quantization | None
     sparsity: Sparsity | None
     shape_signature: tuple[int, ...] | None
+    is_variable: bool = False      # state the interpreter keeps between invocations (RNN/LSTM states)
 
     @property
     def type_name(self) -> str:
@@ -240,7 +257,7 @@ def _tensor(index: int, t: Table, buffer_count: int) -> Tensor:
     signature = t.array(7, "i32", "shape_signature")
     return Tensor(index, t.string(3, "tensor name") or f"tensor_{index}", shape, t.scalar(1, "i8"), buffer,
                   _quantization(t.table(4, "quantization")), _sparsity(t.table(6, "sparsity")),
-                  None if signature is None else tuple(int(v) for v in signature))
+                  None if signature is None else tuple(int(v) for v in signature), bool(t.scalar(5, "bool", False)))
 
 
 def _quantization(t: Table | None) -> Quantization | None:

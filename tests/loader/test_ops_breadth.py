@@ -1,0 +1,456 @@
+"""The TFLite builtins added for breadth (issue 18), each on a one-operator model
+written with LiteRT's own schema classes and run against the LiteRT interpreter:
+float32, and int8 (QUANTIZE -> int8 operator -> DEQUANTIZE) where LiteRT has an
+int8 kernel."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from webnn_py.base.errors import DataError, NotSupportedError
+
+from .helpers import litert_run, relative_error, webnn_run
+from .tflite_writer import ModelWriter, options
+
+RNG = np.random.default_rng(18)
+F32, I32, I64, I8, BOOL = np.float32, np.int32, np.int64, np.int8, np.bool_
+
+
+def rand(*shape, low=-1.0, high=1.0):
+    return RNG.uniform(low, high, shape).astype(F32)
+
+
+def one_op(code, inputs, outputs, consts=(), opts=None, const_first=False):
+    """A model of one operator. `inputs`: runtime inputs as arrays (named x0, x1, …,
+    their dtype kept); `outputs`: [(shape, dtype)] (named y0, y1, …); `consts`:
+    constant inputs (None: an omitted optional input), after the runtime ones
+    (before them with const_first)."""
+    w = ModelWriter()
+    g = w.subgraph()
+    ins = [g.tensor(v.shape, v.dtype, name=f"x{i}") for i, v in enumerate(inputs)]
+    cs = [-1 if c is None else g.const(c) for c in consts]
+    outs = [g.tensor(shape, dtype, name=f"y{i}") for i, (shape, dtype) in enumerate(outputs)]
+    g.op(code, cs + ins if const_first else ins + cs, outs, opts)
+    g.io(ins, outs)
+    return w.finish(), {f"x{i}": v for i, v in enumerate(inputs)}
+
+
+def quantized_op(code, inputs, outputs, consts=(), opts=None, in_q=(1 / 64, 0), out_q=(1 / 64, 0),
+                 const_first=False, dtype=I8):
+    """The int8 form: float inputs QUANTIZE'd with in_q, the operator on int8 tensors,
+    int8 outputs (out_q) DEQUANTIZE'd to float outputs y0, y1, …"""
+    w = ModelWriter()
+    g = w.subgraph()
+    ins, qins = [], []
+    for i, v in enumerate(inputs):
+        x = g.tensor(v.shape, F32, name=f"x{i}")
+        q = g.tensor(v.shape, dtype, scale=in_q[0], zero_point=in_q[1])
+        g.op("QUANTIZE", [x], [q])
+        ins.append(x), qins.append(q)
+    cs = [-1 if c is None else g.const(c) for c in consts]
+    qouts, outs = [], []
+    for i, (shape, out_type) in enumerate(outputs):
+        if out_type == "q":
+            q = g.tensor(shape, dtype, scale=out_q[0], zero_point=out_q[1])
+            y = g.tensor(shape, F32, name=f"y{i}")
+            qouts.append(q), outs.append(y)
+        else:
+            y = g.tensor(shape, out_type, name=f"y{i}")
+            qouts.append(y), outs.append(y)
+    g.op(code, cs + qins if const_first else qins + cs, qouts, opts)
+    for q, y in zip(qouts, outs):
+        if q != y:
+            g.op("DEQUANTIZE", [q], [y])
+    g.io(ins, outs)
+    return w.finish(), {f"x{i}": v for i, v in enumerate(inputs)}
+
+
+def check(model_and_inputs, tolerance=1e-5, exact=False):
+    model, inputs = model_and_inputs
+    reference = litert_run(model, inputs)
+    ours = webnn_run(model, inputs)
+    assert set(ours) == set(reference)
+    for name, expected in reference.items():
+        assert ours[name].shape == expected.shape, (name, ours[name].shape, expected.shape)
+        assert ours[name].dtype == expected.dtype, (name, ours[name].dtype, expected.dtype)
+        if exact or expected.dtype.kind in "iub":
+            np.testing.assert_array_equal(ours[name], expected, err_msg=name)
+        else:
+            error = relative_error(ours[name], expected)
+            assert error <= tolerance, f"output {name}: relative error {error:.3g}"
+    return ours
+
+
+def check_quantized(model_and_inputs, quantum):
+    """int8: ours compute in float and round onto the output grid once, LiteRT's
+    integer kernels may round intermediate steps: at most one quantum apart, and
+    mostly equal."""
+    model, inputs = model_and_inputs
+    reference = litert_run(model, inputs)
+    ours = webnn_run(model, inputs)
+    for name, expected in reference.items():
+        assert ours[name].shape == expected.shape, (name, ours[name].shape, expected.shape)
+        if expected.dtype.kind in "iu":
+            np.testing.assert_array_equal(ours[name], expected, err_msg=name)
+            continue
+        difference = np.abs(ours[name].astype(np.float64) - expected)
+        assert difference.max() <= quantum * 1.001, f"{name}: {difference.max()} > one quantum {quantum}"
+        assert np.mean(difference < quantum / 2) >= 0.9, f"{name}: too many values one quantum off"
+
+
+# -- element-wise --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code", ["SIN", "COS", "SQUARE", "ELU", "SIGN", "RELU_0_TO_1", "LOG_SOFTMAX"])
+def test_unary_float(code):
+    x = rand(3, 4, 5, low=-4, high=4)
+    x[0, 0, :3] = 0.0
+    check(one_op(code, [x], [(x.shape, F32)]), tolerance=2e-6)
+
+
+def test_round_halves_to_even():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49, -3.7, 1e7 + 0.5], F32)
+    check(one_op("ROUND", [x], [(x.shape, F32)]), exact=True)
+
+
+@pytest.mark.parametrize("approximate", [False, True])
+def test_gelu(approximate):
+    x = rand(2, 33, low=-6, high=6)
+    check(one_op("GELU", [x], [(x.shape, F32)], opts=options("GeluOptions", approximate=approximate)),
+          tolerance=2e-6)
+
+
+@pytest.mark.parametrize("code", ["ELU", "LOG_SOFTMAX", "GELU"])
+def test_unary_int8(code):
+    x = rand(2, 16, low=-1.5, high=1.5)
+    # LiteRT's int8 LOG_SOFTMAX requires the output grid scale 16/256, zero point 127.
+    out_q = (16 / 256, 127) if code == "LOG_SOFTMAX" else (1 / 32, 0)
+    check_quantized(quantized_op(code, [x], [(x.shape, "q")], out_q=out_q), out_q[0])
+
+
+def test_squared_difference_float_and_int8():
+    a, b = rand(2, 3, 4), rand(3, 1)
+    check(one_op("SQUARED_DIFFERENCE", [a, b], [((2, 3, 4), F32)]))
+    check_quantized(quantized_op("SQUARED_DIFFERENCE", [a, b], [((2, 3, 4), "q")], out_q=(1 / 64, -128)), 1 / 64)
+
+
+def test_add_n():
+    xs = [rand(2, 3) for _ in range(3)]
+    check(one_op("ADD_N", xs, [((2, 3), F32)]))
+
+
+@pytest.mark.parametrize("code", ["FLOOR_DIV", "FLOOR_MOD"])
+def test_floor_div_mod_float(code):
+    a = rand(40, low=-9, high=9)
+    b = rand(40, low=0.5, high=3) * np.where(RNG.random(40) < 0.5, -1, 1).astype(F32)
+    check(one_op(code, [a, b], [((40,), F32)]), tolerance=1e-6)
+
+
+@pytest.mark.parametrize("code", ["FLOOR_DIV", "FLOOR_MOD"])
+def test_floor_div_mod_int32(code):
+    a = RNG.integers(-50, 50, 64).astype(I32)
+    b = RNG.integers(1, 7, 64).astype(I32) * np.where(RNG.random(64) < 0.5, -1, 1).astype(I32)
+    check(one_op(code, [a, b], [((64,), I32)]))
+
+
+def test_zeros_like_and_bucketize():
+    x = rand(3, 5, low=-3, high=3)
+    check(one_op("ZEROS_LIKE", [x], [(x.shape, F32)]), exact=True)
+    opts = options("BucketizeOptions", boundaries=[-2.0, -0.5, 0.0, 1.0, 2.5])
+    x[0, :4] = [-2.0, 0.0, 1.0, 2.5]            # values on the boundaries go up
+    check(one_op("BUCKETIZE", [x], [(x.shape, I32)], opts=opts))
+
+
+@pytest.mark.parametrize("low,high,bits,narrow", [(-1.0, 1.0, 8, False), (-0.3, 2.1, 4, False), (0.2, 3.0, 8, False)])
+def test_fake_quant(low, high, bits, narrow):
+    x = rand(4, 50, low=-3.5, high=3.5)
+    opts = options("FakeQuantOptions", min=low, max=high, numBits=bits, narrowRange=narrow)
+    check(one_op("FAKE_QUANT", [x], [(x.shape, F32)], opts=opts), tolerance=1e-6)
+
+
+@pytest.mark.parametrize("code", ["STABLEHLO_ADD", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM"])
+def test_stablehlo_binary(code):
+    a, b = rand(3, 4), rand(3, 4)
+    check(one_op(code, [a, b], [((3, 4), F32)]), exact=True)
+
+
+@pytest.mark.parametrize("code,keep", [("REDUCE_ANY", False), ("REDUCE_ALL", True)])
+def test_reduce_any_all(code, keep):
+    """x > threshold -> the reduction -> CAST to INT32 (booleans in, booleans out)."""
+    x = rand(3, 4, 5)
+    out = [3, 1, 1] if keep else [3]
+    w = ModelWriter()
+    g = w.subgraph()
+    xi = g.tensor(x.shape, F32, name="x0")
+    flags, reduced, y = g.tensor(x.shape, BOOL), g.tensor(out, BOOL), g.tensor(out, I32, name="y0")
+    g.op("GREATER", [xi, g.const(np.array(0.9 if code == "REDUCE_ANY" else -0.9, F32))], [flags])
+    g.op(code, [flags, g.const(np.array([1, 2], I32))], [reduced], options("ReducerOptions", keepDims=keep))
+    g.op("CAST", [reduced], [y])
+    g.io([xi], [y])
+    ours = check((w.finish(), {"x0": x}))
+    assert 0 < ours["y0"].sum() < 3           # both values occur
+
+
+# -- splitting, stacking, tiling --------------------------------------------------------------------
+
+def test_split_float_and_int8():
+    x = rand(2, 6, 3)
+    opts = options("SplitOptions", numSplits=3)
+    check(one_op("SPLIT", [x], [((2, 2, 3), F32)] * 3, [np.array(1, I32)], opts, const_first=True))
+    check_quantized(quantized_op("SPLIT", [x], [((2, 2, 3), "q")] * 3, [np.array(-2, I32)], opts, const_first=True,
+                                 out_q=(1 / 64, 0)), 1 / 64)
+
+
+def test_split_v_float_and_int8():
+    x = rand(2, 7)
+    consts = [np.array([2, -1, 1], I32), np.array(1, I32)]
+    opts = options("SplitVOptions", numSplits=3)
+    check(one_op("SPLIT_V", [x], [((2, 2), F32), ((2, 4), F32), ((2, 1), F32)], consts, opts))
+    check_quantized(quantized_op("SPLIT_V", [x], [((2, 2), "q"), ((2, 4), "q"), ((2, 1), "q")], consts, opts),
+                    1 / 64)
+
+
+@pytest.mark.parametrize("axis,out", [(0, [3, 2, 4]), (1, [2, 3, 4]), (-1, [2, 4, 3])])
+def test_pack_and_unpack(axis, out):
+    xs = [rand(2, 4) for _ in range(3)]
+    check(one_op("PACK", xs, [(out, F32)], opts=options("PackOptions", valuesCount=3, axis=axis)))
+    y = rand(*out)
+    check(one_op("UNPACK", [y], [((2, 4), F32)] * 3, opts=options("UnpackOptions", num=3, axis=axis)))
+    check_quantized(quantized_op("PACK", xs, [(out, "q")], opts=options("PackOptions", valuesCount=3, axis=axis)),
+                    1 / 64)
+    check_quantized(quantized_op("UNPACK", [y], [((2, 4), "q")] * 3, opts=options("UnpackOptions", num=3, axis=axis)),
+                    1 / 64)
+
+
+def test_tile_and_broadcast_to():
+    x = rand(2, 1, 3)
+    check(one_op("TILE", [x], [((4, 3, 3), F32)], [np.array([2, 3, 1], I32)]))
+    check_quantized(quantized_op("TILE", [x], [((4, 3, 3), "q")], [np.array([2, 3, 1], I32)]), 1 / 64)
+    check(one_op("BROADCAST_TO", [x], [((4, 2, 5, 3), F32)], [np.array([4, 2, 5, 3], I32)]))
+    check_quantized(quantized_op("BROADCAST_TO", [x], [((2, 2, 3), "q")], [np.array([2, 2, 3], I32)]), 1 / 64)
+
+
+def test_reverse_v2():
+    x = rand(2, 3, 4)
+    check(one_op("REVERSE_V2", [x], [(x.shape, F32)], [np.array([1, 2], I32)]))
+    check_quantized(quantized_op("REVERSE_V2", [x], [(x.shape, "q")], [np.array([1], I32)]), 1 / 64)
+
+
+def test_reverse_sequence():
+    x = rand(3, 5, 2)
+    lengths = np.array([2, 5, 0], I32)
+    model, inputs = one_op("REVERSE_SEQUENCE", [x, lengths], [(x.shape, F32)],
+                           opts=options("ReverseSequenceOptions", seqDim=1, batchDim=0))
+    ours = check((model, inputs), exact=True)
+    np.testing.assert_array_equal(ours["y0"][0], np.concatenate([x[0, 1::-1], x[0, 2:]]))
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_mirror_pad(mode):
+    x = rand(1, 3, 4, 2)
+    pads = np.array([[0, 0], [2, 1], [1, 2], [0, 0]], I32)
+    opts = options("MirrorPadOptions", mode=mode)
+    check(one_op("MIRROR_PAD", [x], [((1, 6, 7, 2), F32)], [pads], opts), exact=True)
+    check_quantized(quantized_op("MIRROR_PAD", [x], [((1, 6, 7, 2), "q")], [pads], opts), 1 / 64)
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_space_to_batch_and_back(quantized):
+    x = rand(2, 5, 6, 3)
+    block, pads = np.array([2, 3], I32), np.array([[1, 0], [0, 0]], I32)
+    build = (lambda *a: quantized_op(*a)) if quantized else one_op
+    kind = "q" if quantized else F32
+    run = (lambda m: check_quantized(m, 1 / 64)) if quantized else (lambda m: check(m, exact=True))
+    run(build("SPACE_TO_BATCH_ND", [x], [((12, 3, 2, 3), kind)], [block, pads]))
+    y = rand(12, 3, 2, 3)
+    crops = np.array([[1, 0], [0, 2]], I32)
+    run(build("BATCH_TO_SPACE_ND", [y], [((2, 5, 4, 3), kind)], [block, crops]))
+
+
+def test_space_to_batch_3d():
+    x = rand(2, 6, 3)
+    check(one_op("SPACE_TO_BATCH_ND", [x], [((4, 4, 3), F32)], [np.array([2], I32), np.array([[1, 1]], I32)]),
+          exact=True)
+
+
+# -- indexing ----------------------------------------------------------------------------------------
+
+def test_gather_nd():
+    params = rand(4, 5, 3)
+    indices = np.array([[[1, 2], [3, 0]], [[0, 4], [2, 2]]], I32)
+    check(one_op("GATHER_ND", [params, indices], [((2, 2, 3), F32)]), exact=True)
+    check(one_op("GATHER_ND", [params], [((2, 5, 3), F32)], [np.array([[3], [1]], I32)]), exact=True)
+
+
+def test_scatter_nd():
+    updates = rand(3, 4)
+    indices = np.array([[2], [0], [4]], I32)
+    check(_scatter_model(indices, updates), exact=True)
+
+
+def _scatter_model(indices, updates):
+    w = ModelWriter()
+    g = w.subgraph()
+    i = g.tensor(indices.shape, I32, name="x0")
+    u = g.tensor(updates.shape, F32, name="x1")
+    y = g.tensor([5, 4], F32, name="y0")
+    g.op("SCATTER_ND", [i, u, g.const(np.array([5, 4], I32))], [y])
+    g.io([i, u], [y])
+    return w.finish(), {"x0": indices, "x1": updates}
+
+
+def test_scatter_nd_refuses_constant_duplicate_indices():
+    w = ModelWriter()
+    g = w.subgraph()
+    u = g.tensor([2, 4], F32, name="x0")
+    y = g.tensor([5, 4], F32, name="y0")
+    g.op("SCATTER_ND", [g.const(np.array([[1], [1]], I32)), u, g.const(np.array([5, 4], I32))], [y])
+    g.io([u], [y])
+    with pytest.raises(NotSupportedError, match="SCATTER_ND.*sums"):
+        webnn_run(w.finish(), {"x0": rand(2, 4)})
+
+
+def test_sparse_to_dense():
+    indices = np.array([[0, 1], [2, 3], [1, 0]], I32)
+    values = rand(3)
+    w = ModelWriter()
+    g = w.subgraph()
+    i = g.tensor(indices.shape, I32, name="x0")
+    v = g.tensor([3], F32, name="x1")
+    y = g.tensor([3, 4], F32, name="y0")
+    g.op("SPARSE_TO_DENSE", [i, g.const(np.array([3, 4], I32)), v, g.const(np.array(-1.5, F32))], [y])
+    g.io([i, v], [y])
+    check((w.finish(), {"x0": indices, "x1": values}), exact=True)
+
+
+@pytest.mark.parametrize("start", [[1, 2], [-3, 9], [2, 0]])
+def test_dynamic_update_slice(start):
+    x, update = rand(4, 6), rand(2, 3)
+    check(one_op("DYNAMIC_UPDATE_SLICE", [x, update, np.array(start, I32)], [((4, 6), F32)]), exact=True)
+
+
+def test_embedding_lookup_float_and_int8_table():
+    ids = np.array([3, 0, 3, 1], I32)
+    table = rand(5, 6)
+    check(one_op("EMBEDDING_LOOKUP", [ids], [((4, 6), F32)], [table]), exact=True)
+    # A hybrid model's int8 table with a per-tensor scale (what converters write for BERT embeddings).
+    w = ModelWriter()
+    g = w.subgraph()
+    i = g.tensor([4], I32, name="x0")
+    q = g.const(RNG.integers(-127, 128, (5, 6)).astype(I8), scale=[0.02], zero_point=[0])
+    y = g.tensor([4, 6], F32, name="y0")
+    g.op("EMBEDDING_LOOKUP", [i, q], [y])
+    g.io([i], [y])
+    check((w.finish(), {"x0": ids}), tolerance=1e-6)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_one_hot(axis):
+    indices = np.array([[0, 3], [2, 7]], I32)      # 7 is out of range: all off
+    out = {-1: [2, 2, 4], 0: [4, 2, 2], 1: [2, 4, 2]}[axis]
+    check(one_op("ONE_HOT", [indices], [(out, F32)], [np.array(4, I32), np.array(2.5, F32), np.array(-1, F32)],
+                 options("OneHotOptions", axis=axis)), exact=True)
+
+
+def test_matrix_diag_and_set_diag():
+    d = rand(2, 4)
+    check(one_op("MATRIX_DIAG", [d], [((2, 4, 4), F32)]), exact=True)
+    for m, n in ((3, 5), (5, 3)):
+        x, diagonal = rand(2, m, n), rand(2, min(m, n))
+        check(one_op("MATRIX_SET_DIAG", [x, diagonal], [((2, m, n), F32)]), exact=True)
+
+
+@pytest.mark.parametrize("code", ["ARG_MAX", "ARG_MIN"])
+@pytest.mark.parametrize("out_type", [I32, I64])
+def test_arg_max_min(code, out_type):
+    x = rand(3, 4, 5)
+    x[0, 1, 2] = x[0, 2, 2] = 5.0 if code == "ARG_MAX" else -5.0        # ties: the first index
+    opts = options("ArgMaxOptions" if code == "ARG_MAX" else "ArgMinOptions",
+                   outputType=2 if out_type == I32 else 4)
+    check(one_op(code, [x], [((3, 5), out_type)], [np.array([1], I32)], opts))
+    check(quantized_op(code, [x], [((3, 5), out_type)], [np.array([1], I32)], opts))
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(False, False), (True, False), (False, True), (True, True)])
+def test_cumsum(exclusive, reverse):
+    x = rand(3, 6)
+    check(one_op("CUMSUM", [x], [(x.shape, F32)], [np.array(1, I32)],
+                 options("CumsumOptions", exclusive=exclusive, reverse=reverse)), tolerance=1e-6)
+
+
+@pytest.mark.parametrize("adj_x,adj_y", [(False, False), (True, False), (False, True)])
+def test_batch_matmul(adj_x, adj_y):
+    a = rand(2, 3, 4, 5) if not adj_x else rand(2, 3, 5, 4)
+    b = rand(3, 5, 6) if not adj_y else rand(3, 6, 5)
+    opts = options("BatchMatMulOptions", adjX=adj_x, adjY=adj_y)
+    check(one_op("BATCH_MATMUL", [a, b], [((2, 3, 4, 6), F32)], opts=opts))
+    check_quantized(quantized_op("BATCH_MATMUL", [a, b], [((2, 3, 4, 6), "q")], opts=opts, out_q=(1 / 16, 0)),
+                    1 / 16)
+
+
+def test_batch_matmul_constant_weights():
+    a = rand(1, 4, 8)
+    check(one_op("BATCH_MATMUL", [a], [((1, 4, 3), F32)], [rand(8, 3)]))
+
+
+# -- normalizations --------------------------------------------------------------------------------
+
+def test_l2_normalization():
+    x = rand(2, 3, 8)
+    x[0, 0] = 0.0
+    check(one_op("L2_NORMALIZATION", [x], [(x.shape, F32)], opts=options("L2NormOptions")), tolerance=1e-6)
+    check_quantized(quantized_op("L2_NORMALIZATION", [x], [(x.shape, "q")], opts=options("L2NormOptions"),
+                                 out_q=(1 / 128, 0)), 1 / 128)
+
+
+@pytest.mark.parametrize("radius,bias,alpha,beta", [(2, 1.0, 0.5, 0.75), (0, 2.0, 1.0, 0.5), (9, 1.0, 0.1, 1.0)])
+def test_local_response_normalization(radius, bias, alpha, beta):
+    x = rand(1, 3, 4, 7, low=-2, high=2)
+    opts = options("LocalResponseNormalizationOptions", radius=radius, bias=bias, alpha=alpha, beta=beta)
+    check(one_op("LOCAL_RESPONSE_NORMALIZATION", [x], [(x.shape, F32)], opts=opts), tolerance=2e-6)
+
+
+# -- shapes folded to constants ----------------------------------------------------------------------
+
+def test_shape_rank_fill_range_broadcast_args():
+    """SHAPE -> FILL's dims, RANGE from constants, RANK, BROADCAST_ARGS: all folded,
+    feeding operators that read them as constants."""
+    x = rand(2, 3)
+    w = ModelWriter()
+    g = w.subgraph()
+    xi = g.tensor([2, 3], name="x0")
+    s = g.tensor([2], I32)
+    g.op("SHAPE", [xi], [s], options("ShapeOptions", outType=2))
+    filled = g.tensor([2, 3], F32)
+    g.op("FILL", [s, g.const(np.array(0.25, F32))], [filled])
+    y0 = g.tensor([2, 3], F32, name="y0")
+    g.op("ADD", [xi, filled], [y0])
+    r = g.tensor([3], F32)
+    g.op("RANGE", [g.const(np.array(1.0, F32)), g.const(np.array(2.5, F32)), g.const(np.array(0.5, F32))], [r])
+    y1 = g.tensor([2, 3], F32, name="y1")
+    g.op("MUL", [xi, r], [y1])
+    k = g.tensor([], I32, name="y2")
+    g.op("RANK", [xi], [k])
+    b = g.tensor([3], I32)
+    g.op("BROADCAST_ARGS", [g.const(np.array([4, 1, 3], I32)), g.const(np.array([2, 1], I32))], [b])
+    y3 = g.tensor([4, 2, 3], F32, name="y3")
+    g.op("BROADCAST_TO", [xi, b], [y3])
+    g.io([xi], [y0, y1, k, y3])
+    check((w.finish(), {"x0": x}), exact=True)
+
+
+def test_fill_with_a_runtime_value():
+    v = np.array(3.5, F32)
+    check(one_op("FILL", [v], [((2, 3), F32)], [np.array([2, 3], I32)], const_first=True), exact=True)
+
+
+def test_range_needs_constants():
+    model, inputs = one_op("RANGE", [np.array(0.0, F32)], [((4,), F32)], [np.array(4.0, F32), np.array(1.0, F32)])
+    with pytest.raises(NotSupportedError, match="RANGE.*must be a constant"):
+        webnn_run(model, inputs)
+
+
+def test_bad_split_is_a_data_error():
+    model, inputs = one_op("SPLIT", [rand(2, 5)], [((2, 2), F32)] * 2, [np.array(1, I32)],
+                           options("SplitOptions", numSplits=2), const_first=True)
+    with pytest.raises(DataError, match="SPLIT"):
+        webnn_run(model, inputs)

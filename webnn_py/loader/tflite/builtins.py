@@ -1,0 +1,157 @@
+"""The registry of the TFLite importer: every builtin operator code of the TFLite
+schema (schema.BUILTIN_NAMES, the BuiltinOperator enum of schema.fbs) is either
+translated or listed with the reason it is not.
+
+  TRANSLATORS  operator name -> translate(importer); builtins and the custom
+               operators we know by their custom code (MediaPipe's)
+  UNSUPPORTED  builtin name -> why it is not translated (one sentence)
+
+Read by tools/gen_loader_tables.py (the README's TFLite table) through
+`table()`; keep these names stable. load() checks a model against the registry
+before translating anything (`unsupported()`), so that one NotSupportedError
+names every operator it cannot translate.
+"""
+from __future__ import annotations
+
+from ...base.errors import NotSupportedError
+from . import ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize, ops_quant, ops_shape
+from .schema import BUILTIN_NAMES, Model
+
+TRANSLATORS: dict = {}
+for _module in (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
+                ops_quant, ops_shape):
+    TRANSLATORS.update(_module.TRANSLATORS)
+
+# Reasons shared by several operators.
+_DYNAMIC = "its output shape depends on the input values; WebNN operands have static shapes"
+_COMPLEX = "it reads or writes COMPLEX64 tensors; WebNN has no complex data type"
+_STRING = "it works on STRING tensors; WebNN has no string data type"
+_BITWISE = "it works on the bits of integers; WebNN has no bitwise or shift operators"
+_RANDOM = "it draws random numbers; WebNN has no random number generator"
+_HASH_TABLE = ("it uses a mutable hash table resource (string or int64 keys inserted at run time); WebNN has "
+               "no associative containers")
+_CONV_3D = "WebNN's convolutions are 2-D (conv2d, convTranspose2d); it has no 3-D convolution"
+_NOT_IN_FILES = "LiteRT has no kernel for it: it is a code reserved inside the runtime, never written in a model file"
+_NO_STABLEHLO_KERNEL = ("LiteRT has no kernel for it (converters lower StableHLO to TFLite builtins), so no model "
+                        "that LiteRT runs contains it and there is no reference to translate it against")
+_SORT = "it sorts or ranks values; WebNN has no sort or top-k operator (argMin/argMax give one index)"
+_NOT_YET = "expressible with WebNN operators, but not translated yet"
+
+UNSUPPORTED = {
+    "HASHTABLE_LOOKUP": ("a run-time key lookup whose value tensor is usually STRING; WebNN has no string type "
+                         "(numeric values: " + _NOT_YET + ")"),
+    "LSH_PROJECTION": "it hashes its input's bytes (farmhash fingerprints); WebNN has no bitwise or hash operators",
+    "SVDF": _NOT_YET,
+    "LSTM": _NOT_YET, "RNN": _NOT_YET, "UNIDIRECTIONAL_SEQUENCE_RNN": _NOT_YET, "UNIDIRECTIONAL_SEQUENCE_LSTM": _NOT_YET,
+    "CALL_ONCE": _NOT_YET, "VAR_HANDLE": _NOT_YET, "READ_VARIABLE": _NOT_YET, "ASSIGN_VARIABLE": _NOT_YET,
+    "STABLEHLO_COMPOSITE": _NOT_YET,
+    "CONCAT_EMBEDDINGS": _NOT_IN_FILES,
+    "SKIP_GRAM": _STRING,
+    "CALL": _NOT_IN_FILES,
+    "CUSTOM": ("a custom operator is known by its custom code: only MediaPipe's Convolution2DTransposeBias is "
+               "translated; others have no definition to translate from"),
+    "EMBEDDING_LOOKUP_SPARSE": _DYNAMIC,
+    "BIDIRECTIONAL_SEQUENCE_RNN": _NOT_YET,
+    "TOPK_V2": _SORT,
+    "DELEGATE": _NOT_IN_FILES,
+    "BIDIRECTIONAL_SEQUENCE_LSTM": _NOT_YET,
+    "UNIQUE": _DYNAMIC,
+    "WHERE": _DYNAMIC + " (the coordinates of the true elements: as many rows as there are)",
+    "NON_MAX_SUPPRESSION_V4": _DYNAMIC + " (a greedy selection by score, which also needs sorting)",
+    "NON_MAX_SUPPRESSION_V5": _DYNAMIC + " (a greedy selection by score, which also needs sorting)",
+    "SEGMENT_SUM": _DYNAMIC + " (as many segments as the largest segment id + 1)",
+    "RFFT2D": _COMPLEX,
+    "CONV_3D": _CONV_3D,
+    "IMAG": _COMPLEX,
+    "REAL": _COMPLEX,
+    "COMPLEX_ABS": _COMPLEX,
+    "HASHTABLE": _HASH_TABLE,
+    "HASHTABLE_FIND": _HASH_TABLE,
+    "HASHTABLE_IMPORT": _HASH_TABLE,
+    "HASHTABLE_SIZE": _HASH_TABLE,
+    "CONV_3D_TRANSPOSE": _CONV_3D,
+    "RANDOM_STANDARD_NORMAL": _RANDOM,
+    "RANDOM_UNIFORM": _RANDOM,
+    "MULTINOMIAL": _RANDOM,
+    "UNSORTED_SEGMENT_PROD": _NOT_YET,
+    "UNSORTED_SEGMENT_MAX": _NOT_YET,
+    "UNSORTED_SEGMENT_SUM": _NOT_YET,
+    "UNSORTED_SEGMENT_MIN": _NOT_YET,
+    "ATAN2": "WebNN has no arc tangent (its trigonometric operators are sin, cos and tan)",
+    "BITCAST": "it reinterprets the bytes of one type as another; WebNN's cast converts values, never bits",
+    "BITWISE_XOR": _BITWISE,
+    "RIGHT_SHIFT": _BITWISE,
+    "STABLEHLO_AND": _BITWISE + " (LiteRT's kernel is a bitwise and of integers)",
+    "STABLEHLO_SHIFT_LEFT": _BITWISE,
+    "STABLEHLO_RNG_BIT_GENERATOR": _RANDOM,
+    "STABLEHLO_SCATTER": _NOT_YET + " (StableHLO's general scatter with an update computation subgraph)",
+    "STABLEHLO_GATHER": _NOT_YET + " (StableHLO's general gather: offset, collapsed and batching dimensions)",
+    "STABLEHLO_PAD": _NOT_YET + " (interior padding needs strided scatter)",
+    "STABLEHLO_REDUCE_WINDOW": _NOT_YET + " (a window reduction given as a reduction subgraph)",
+    "STABLEHLO_CASE": _NOT_YET + " (a multi-way IF)",
+    "REDUCE_WINDOW": _NOT_YET,
+    "DILATE": _NOT_YET + " (interior padding)",
+    **{name: _NO_STABLEHLO_KERNEL for name in (
+        "STABLEHLO_LOGISTIC", "STABLEHLO_DIVIDE", "STABLEHLO_RESHAPE", "STABLEHLO_CLAMP", "STABLEHLO_CONCATENATE",
+        "STABLEHLO_BROADCAST_IN_DIM", "STABLEHLO_CONVOLUTION", "STABLEHLO_SLICE", "STABLEHLO_CUSTOM_CALL",
+        "STABLEHLO_REDUCE", "STABLEHLO_ABS", "STABLEHLO_COSINE", "STABLEHLO_EXPONENTIAL", "STABLEHLO_FLOOR",
+        "STABLEHLO_LOG", "STABLEHLO_NEGATE", "STABLEHLO_OR", "STABLEHLO_POWER", "STABLEHLO_REMAINDER",
+        "STABLEHLO_RSQRT", "STABLEHLO_SELECT", "STABLEHLO_SUBTRACT", "STABLEHLO_TANH", "STABLEHLO_COMPARE",
+        "STABLEHLO_CONVERT", "STABLEHLO_DYNAMIC_SLICE", "STABLEHLO_DYNAMIC_UPDATE_SLICE", "STABLEHLO_IOTA",
+        "STABLEHLO_DOT_GENERAL", "STABLEHLO_SORT", "STABLEHLO_WHILE", "STABLEHLO_TRANSPOSE", "STABLEHLO_CBRT")},
+}
+
+
+def reason(name: str) -> str:
+    """Why operator `name` (a builtin name or a custom code) is not translated."""
+    if name in UNSUPPORTED:
+        return UNSUPPORTED[name]
+    if name in BUILTIN_NAMES.values():
+        return _NOT_YET
+    if name.startswith("builtin operator "):
+        return "the code is not in the TFLite schema this importer knows"
+    return "a custom operator with no definition to translate from"
+
+
+# Subgraphs an operator runs: operator name -> option slots holding subgraph indices.
+_CALLS = {"WHILE": (0, 1), "IF": (0, 1), "CALL_ONCE": (0,), "STABLEHLO_COMPOSITE": (1,)}
+
+
+def unsupported(model: Model, start: int) -> None:
+    """Raise one NotSupportedError naming every operator, in subgraph `start` and
+    the subgraphs its operators call, that the importer does not translate."""
+    seen, pending, missing = set(), [start], {}
+    while pending:
+        index = pending.pop()
+        if index in seen or not 0 <= index < len(model.subgraphs):
+            continue
+        seen.add(index)
+        for op in model.subgraphs[index].operators:
+            name = op.opcode.name
+            if name not in TRANSLATORS:
+                missing.setdefault(name, []).append(str(op.index) if index == start else f"{op.index} of subgraph {index}")
+            elif op.options is not None:
+                pending += [op.options.scalar(slot, "i32", -1) for slot in _CALLS.get(name, ())]
+    if missing:
+        parts = [f"{name} (operator{'s' if len(where) > 1 else ''} {', '.join(where[:5])}"
+                 f"{', …' if len(where) > 5 else ''}: {reason(name)})" for name, where in missing.items()]
+        raise NotSupportedError(f"load: the model uses {len(missing)} TFLite operator"
+                                f"{'s' if len(missing) > 1 else ''} that cannot be translated: " + "; ".join(parts))
+
+
+def table() -> list[tuple[str, int, bool, str]]:
+    """(name, code, supported, note) for every builtin operator code, in code order."""
+    return [(name, code, name in TRANSLATORS, "" if name in TRANSLATORS else reason(name))
+            for code, name in sorted(BUILTIN_NAMES.items())]
+
+
+def _check_complete() -> None:
+    both = set(UNSUPPORTED) & set(TRANSLATORS)
+    if both:
+        raise AssertionError(f"translated and listed as unsupported: {sorted(both)}")
+    unknown = set(UNSUPPORTED) - set(BUILTIN_NAMES.values())
+    if unknown:
+        raise AssertionError(f"unsupported entries that are no builtin: {sorted(unknown)}")
+
+
+_check_complete()
