@@ -279,7 +279,10 @@
     if (Array.isArray(result) && PyProxy && result.some((item) => item instanceof PyProxy)) return result.map(unpack);
     if (!(PyProxy && result instanceof PyProxy)) return result;
     if (result.type === FAILURE_TYPE) {
-      const error = toError(result.name, result.message);
+      // `thrown`: page script threw during the call (a getter, a Proxy trap, an iterator,
+      // valueOf/toString): rethrown as the same value, as WebIDL's "?" steps say.
+      const thrown = result.thrown;
+      const error = thrown ? thrown.value : toError(result.name, result.message);
       result.destroy();
       throw error;
     }

@@ -835,3 +835,56 @@ def test_webnn_idl_is_the_spec_idl_index():
         pytest.skip(f"the spec text is not at {SPEC}")
     ours = (ROOT / "idl" / "webnn.idl").read_text(encoding="utf-8")
     assert re.sub(r"\s+", "", ours) == re.sub(r"\s+", "", spec_idl_index())
+
+
+# -- BigInts and exceptions from page code (issue 19, items 5 and 6) --------------------------------
+
+@pytest.mark.parametrize("idl_type", ["byte", "octet", "short", "unsigned short", "long", "unsigned long",
+                                      "long long", "unsigned long long", "[EnforceRange] unsigned long",
+                                      "[Clamp] long", "float", "unrestricted float", "double",
+                                      "unrestricted double", "sequence<[EnforceRange] unsigned long>",
+                                      "(unsigned long or sequence<long>)"])
+def test_a_bigint_is_a_type_error_wherever_webidl_runs_to_number(idl_type):
+    # ConvertToInt step 1 and the float/double conversions start with ToNumber, which
+    # throws a TypeError for a BigInt (ECMA-262 ToNumber, "BigInt: throw").
+    value = webidl.JsBigInt(3)
+    with pytest.raises(TypeError, match=r"the BigInt 3n cannot be converted to a number"):
+        webidl.convert([value] if idl_type.startswith("sequence") else value, idl_type, "shape")
+
+
+def test_a_bigint_goes_where_bigint_is_accepted_and_a_number_stays_a_number():
+    big = webidl.JsBigInt(2 ** 60)
+    assert webidl.convert(big, "bigint") == 2 ** 60
+    assert webidl.convert(big, "(bigint or unrestricted double)") == 2 ** 60
+    assert webidl.convert(big, "DOMString") == str(2 ** 60)        # ToString(BigInt) is defined
+    assert webidl.convert(big, "boolean") is True
+    assert webidl.js_kind(big) == "bigint" and webidl.js_kind(3) == "number"
+    assert webidl.convert(3, "[EnforceRange] unsigned long") == 3
+    out = webidl.convert_dictionary("MLOperandDescriptor", {"dataType": "int32", "shape": [2, 3]})
+    assert out == {"dataType": "int32", "shape": [2, 3]}
+    with pytest.raises(TypeError, match=r"member 'shape'.*element 0.*BigInt 2n"):
+        webidl.convert_dictionary("MLOperandDescriptor", {"dataType": "int32", "shape": [webidl.JsBigInt(2)]})
+
+
+def test_exceptions_from_host_code_run_by_a_conversion_propagate_unchanged():
+    # On the host, "page code" is Python: a property, __iter__, a Mapping's get.
+    mine = ValueError("mine")
+
+    class Descriptor:
+        @property
+        def dataType(self):
+            raise mine
+
+    class Shape:
+        def __iter__(self):
+            raise mine
+
+    for value, idl_type in ((Descriptor(), "MLOperandDescriptor"),
+                            ({"dataType": "int32", "shape": Shape()}, "MLOperandDescriptor")):
+        with pytest.raises(ValueError) as caught:
+            webidl.convert(value, idl_type)
+        assert caught.value is mine
+
+
+def test_script_arguments_on_the_host_is_the_arguments_as_given():
+    assert webidl.script_arguments([1, "a", None]) == (1, "a", None)

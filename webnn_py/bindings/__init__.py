@@ -14,11 +14,14 @@ from .webidl import (  # noqa: F401
     NULL,
     BufferSource,
     IdlType,
+    JsBigInt,
+    ScriptException,
     convert,
     js_kind,
     parse_type,
     register_interface,
     resolve_overloads,
+    script_arguments,
     set_platform_object_unwrapper,
 )
 from .generated import (  # noqa: F401

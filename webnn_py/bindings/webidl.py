@@ -17,6 +17,15 @@ Where values come from
   a boolean `bool`, and both `null` and `undefined` become `None`; objects stay
   `pyodide.ffi.JsProxy`.
 
+Values that this module reads itself (dictionary members, record entries,
+sequence elements) and the arguments the browser bridge passes come through small
+JS helpers (`_script`) instead: a BigInt arrives as a `JsBigInt` (an `int` that
+ToNumber rejects, as WebIDL requires of every integer and floating-point type),
+and an exception thrown by page code that WebIDL runs -- a getter, a Proxy trap,
+an iterator, valueOf/toString -- arrives as a `ScriptException` holding the thrown
+value itself, which the bridge hands back to the shim to rethrow unchanged
+(WebIDL's "?": the same object, not a wrapper).
+
 So a Python `None` is read as JS `undefined` (the value of an omitted argument
 or dictionary member, the common case). Callers that need a real JS `null`
 (it differs from undefined for numbers, strings and dictionary members) pass the
@@ -43,7 +52,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "IdlType", "DictionaryMember", "Dictionary", "Argument", "Overload", "Attribute", "Interface",
-    "MISSING", "NULL", "NO_DEFAULT", "BufferSource",
+    "MISSING", "NULL", "NO_DEFAULT", "BufferSource", "JsBigInt", "ScriptException", "script_arguments",
     "load_definitions", "register_interface", "parse_type",
     "convert", "convert_arguments", "convert_dictionary", "resolve_overloads", "js_kind",
     "to_number", "convert_boolean", "convert_integer", "convert_float", "convert_bigint",
@@ -63,6 +72,7 @@ if sys.platform == "emscripten":  # pragma: no cover - exercised by tests/pyodid
         import js as _js
         from pyodide.code import run_js as _run_js
         from pyodide.ffi import JsProxy  # type: ignore[no-redef]
+        from pyodide.ffi import create_proxy as _create_proxy
         try:
             from pyodide.ffi import JsDoubleProxy  # type: ignore[no-redef]
         except ImportError:
@@ -87,6 +97,30 @@ class _Sentinel:
 
     def __reduce__(self):
         return self._name
+
+
+class JsBigInt(int):
+    """A JS BigInt (Pyodide would deliver it as a plain int, like a Number). WebIDL's
+    ToNumber throws a TypeError for it, so no integer or floating-point type takes
+    one (`shape: [2n]`); `bigint` and unions with bigint (MLNumber) do. Host callers
+    may pass one to stand for a BigInt."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{int(self)}n"
+
+
+class ScriptException(Exception):
+    """Page script threw while a conversion ran its code (a getter, a Proxy trap, an
+    iterator, valueOf/toString). WebIDL rethrows such an exception as it is (its
+    "?" steps), so `box` -- a JS object whose `value` is exactly what was thrown,
+    any JS value -- goes back to the shim, which throws `box.value` (synchronous
+    methods) or rejects with it (promise methods)."""
+
+    def __init__(self, box: Any) -> None:
+        super().__init__("an exception thrown by page script")
+        self.box = box
 
 
 #: An optional argument that was not passed and has no default (WebIDL
@@ -324,6 +358,95 @@ class _TypeParser:
         return IdlType(word)
 
 
+# -- page code run on WebIDL's behalf (Pyodide) ----------------------------------------------------
+# Getters, Proxy traps, iterators and valueOf/toString are page code: each is run by a
+# JS helper that catches what it throws and hands it back as data (a Pyodide JsException
+# would replace a thrown non-Error value by a new Error), and that marks BigInts, which
+# Pyodide would turn into plain ints. The common case (a plain value) costs nothing more.
+
+_SCRIPT_HELPERS_SOURCE = r"""
+(special) => {
+  "use strict";
+  const Reflect_get = Reflect.get, Object_keys = Object.keys, call = Function.prototype.call;
+  const bigint = (v) => (typeof v === "bigint" ? special("bigint", v) : v);
+  const thrown = (e) => special("thrown", { value: e });
+  const isObject = (v) => (typeof v === "object" && v !== null) || typeof v === "function";
+  return {
+    get(o, key) {                                   // O.[[Get]](key)
+      try { return bigint(Reflect_get(o, key)); } catch (e) { return thrown(e); }
+    },
+    keys(o) {                                       // own enumerable string keys, in order
+      try { return Object_keys(o); } catch (e) { return thrown(e); }
+    },
+    toNumber(v) {                                   // ECMAScript ToNumber (a BigInt: TypeError)
+      try { return +v; } catch (e) { return thrown(e); }
+    },
+    toString(v) {                                   // ECMAScript ToString
+      try { return `${v}`; } catch (e) { return thrown(e); }
+    },
+    iterator(o, method) {                           // GetIteratorFromMethod
+      try {
+        const iterator = call.call(method, o);
+        if (!isObject(iterator)) throw new TypeError("the iterator is not an object");
+        return { iterator, next: iterator.next };
+      } catch (e) { return thrown(e); }
+    },
+    step(record) {                                  // IteratorStepValue
+      try {
+        const result = call.call(record.next, record.iterator);
+        if (!isObject(result)) throw new TypeError("the iterator result is not an object");
+        return result.done ? special("done") : bigint(result.value);
+      } catch (e) { return thrown(e); }
+    },
+    arguments(args) {                               // an argument list, BigInts marked
+      return args.some((v) => typeof v === "bigint") ? args.map(bigint) : args;
+    },
+  };
+}
+"""
+
+
+class _Special:
+    """What a helper returns instead of a plain value: ("bigint", int), ("thrown", box), ("done", None)."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind: str, value: Any = None) -> None:
+        self.kind, self.value = kind, value
+
+
+_DONE = object()
+_script_helpers = None
+
+
+def _script(helper: str, *args: Any) -> Any:
+    """Run one of the JS helpers: its value, a JsBigInt for a BigInt, _DONE at the end
+    of an iteration; what page code threw is raised as a ScriptException."""
+    global _script_helpers
+    if _script_helpers is None:
+        _script_helpers = _run_js(_SCRIPT_HELPERS_SOURCE)(_create_proxy(_Special))
+    return _from_script(getattr(_script_helpers, helper)(*args))
+
+
+def _from_script(value: Any) -> Any:
+    if type(value) is _Special:
+        if value.kind == "bigint":
+            return JsBigInt(value.value)
+        if value.kind == "thrown":
+            raise ScriptException(value.value)
+        return _DONE
+    return value
+
+
+def script_arguments(args: Any) -> tuple:
+    """An argument list from the shim (a JS array) as a tuple, BigInts as JsBigInt.
+    The browser bridge calls it on every operation's arguments."""
+    if _IN_PYODIDE and isinstance(args, JsProxy):
+        args = _script_helpers.arguments(args) if _script_helpers is not None else _script("arguments", args)
+        return tuple(_from_script(v) for v in args)
+    return tuple(args)
+
+
 # -- classification of values (what JS type a Python value stands for) -----------------------------
 
 _INTEGER_TYPES = {
@@ -369,6 +492,8 @@ def js_kind(v: Any) -> str:
         return "null"
     if isinstance(v, bool) or _is_numpy_bool(v):
         return "boolean"
+    if isinstance(v, JsBigInt):
+        return "bigint"
     if isinstance(v, numbers.Real):
         return "number"
     if isinstance(v, str):
@@ -477,6 +602,8 @@ def _describe(v: Any) -> str:
     kind = js_kind(v)
     if kind in ("undefined", "null"):
         return kind
+    if kind == "bigint" and isinstance(v, JsBigInt):
+        return f"the BigInt {int(v)}n"
     if kind == "number":
         return _number_to_string(float(v)) if not isinstance(v, numbers.Integral) else str(int(v))
     if kind == "boolean":
@@ -553,6 +680,10 @@ def to_number(v: Any, where: str = "value") -> int | float:
         return 0
     if isinstance(v, bool) or _is_numpy_bool(v):
         return 1 if v else 0
+    if isinstance(v, JsBigInt):
+        # ECMA-262 ToNumber step "BigInt: throw a TypeError", which every WebIDL integer
+        # type (ConvertToInt step 1), float and double conversion begins with.
+        raise _fail(where, f"{_describe(v)} cannot be converted to a number (use a Number, not a BigInt)")
     if isinstance(v, numbers.Integral):
         return int(v)
     if isinstance(v, numbers.Real):
@@ -560,12 +691,11 @@ def to_number(v: Any, where: str = "value") -> int | float:
     if isinstance(v, str):
         return _string_to_number(v)
     if _IN_PYODIDE and isinstance(v, JsProxy):
-        if v.typeof in ("symbol", "bigint"):
-            raise _fail(where, f"a JS {v.typeof} cannot be converted to a number")
-        try:
-            return _js.Number(v)
-        except Exception as exc:  # noqa: BLE001 - valueOf/toString threw in JS
-            raise _fail(where, f"converting the object to a number threw: {exc}") from None
+        if v.typeof == "symbol":
+            raise _fail(where, "a JS symbol cannot be converted to a number")
+        # valueOf/toString are page code: what they throw is rethrown as it is, and a
+        # BigInt they return is ECMAScript's TypeError.
+        return _script("toNumber", v)
     raise _fail(where, f"{_describe(v)} cannot be converted to a number")
 
 
@@ -700,10 +830,7 @@ def convert_string(v: Any, type_name: str = "DOMString", ext: tuple = (), where:
     elif _IN_PYODIDE and isinstance(v, JsProxy):
         if v.typeof == "symbol":
             raise _fail(where, "a Symbol cannot be converted to a string")
-        try:
-            s = str(_js.String(v))
-        except Exception as exc:  # noqa: BLE001 - toString threw in JS
-            raise _fail(where, f"converting the object to a string threw: {exc}") from None
+        s = str(_script("toString", v))      # toString/valueOf may throw: rethrown as it is
     else:
         raise _fail(where, f"{_describe(v)} cannot be converted to a {type_name}")
     if type_name == "USVString":
@@ -990,32 +1117,63 @@ def convert_buffer(v: Any, type_name: str, ext: tuple = (), where: str = "value"
 
 # -- WebIDL "Sequences — sequence<T>", "Frozen arrays", "Records — record<K, V>" -------------------
 
-def _is_iterable_object(v: Any) -> bool:
+def _iterator_method(v: Any) -> Any:
+    """ECMAScript GetMethod(V, @@iterator) for an object `v`: the method (a JsProxy), True
+    for an iterable host object, or None. A getter or Proxy trap that throws is rethrown."""
     if _IN_PYODIDE and isinstance(v, JsProxy):
-        try:
-            return _js.Reflect.get(v, _js.Symbol.iterator) is not None
-        except Exception:  # noqa: BLE001
-            return False
+        method = _script("get", v, _js.Symbol.iterator)
+        return None if _is_nullish(method) else method
     if isinstance(v, (str, Mapping, bytes, bytearray)):
         # A dict stands for a plain JS object and bytes for an ArrayBuffer:
         # neither has @@iterator in JS.
-        return False
-    return isinstance(v, Iterable)
+        return None
+    return True if isinstance(v, Iterable) else None
 
 
-def convert_sequence(v: Any, t: IdlType, where: str = "value") -> list | tuple:
+def _js_iteration(v: Any, method: Any):
+    """The values of a JS iterable, one IteratorStepValue per item (WebIDL "create a
+    sequence from an iterable": each item is converted before the next step)."""
+    if not (isinstance(method, JsProxy) and method.typeof == "function"):
+        raise TypeError("the value's [Symbol.iterator] is not a function")
+    record = _script("iterator", v, method)
+    while True:
+        item = _script("step", record)
+        if item is _DONE:
+            return
+        yield item
+
+
+def convert_sequence(v: Any, t: IdlType, where: str = "value", method: Any = None) -> list | tuple:
     """WebIDL "Sequences" (a list) and "Frozen arrays" (a tuple): the value
     must be an iterable object (a list, tuple, numpy array, generator..., or a JS
-    iterable; not a str or dict); each element is converted to T."""
-    if not _is_an_object(v) or not _is_iterable_object(v):
+    iterable; not a str or dict); each element is converted to T. `method` is its
+    @@iterator when the caller (a union, overload resolution) has read it already."""
+    if not _is_an_object(v):
+        raise _fail(where, f"{_describe(v)} is not an iterable object, as {t} requires")
+    if method is None:
+        method = _iterator_method(v)
+    if method is None:
         raise _fail(where, f"{_describe(v)} is not an iterable object, as {t} requires")
     inner = t.params[0]
-    try:
-        items = iter(v)
-    except TypeError:         # e.g. a 0-d numpy array
-        raise _fail(where, f"{_describe(v)} is not iterable, as {t} requires") from None
+    if _IN_PYODIDE and isinstance(v, JsProxy):
+        try:
+            items = _js_iteration(v, method)
+            first = next(items, _DONE)
+        except TypeError as exc:
+            raise _fail(where, f"{exc}, as {t} requires") from None
+        items = items if first is _DONE else _chain_first(first, items)
+    else:
+        try:
+            items = iter(v)
+        except TypeError:         # e.g. a 0-d numpy array
+            raise _fail(where, f"{_describe(v)} is not iterable, as {t} requires") from None
     out = [convert(item, inner, f"{where}: element {i}") for i, item in enumerate(items)]
     return tuple(out) if t.name == "FrozenArray" else out
+
+
+def _chain_first(first: Any, rest):
+    yield first
+    yield from rest
 
 
 def convert_record(v: Any, t: IdlType, where: str = "value") -> dict:
@@ -1026,9 +1184,10 @@ def convert_record(v: Any, t: IdlType, where: str = "value") -> dict:
         raise _fail(where, f"{_describe(v)} is not an object, as {t} requires")
     key_t, value_t = t.params
     if _IN_PYODIDE and isinstance(v, JsProxy):
-        pairs = [(k, _js.Reflect.get(v, k)) for k in _js.Object.keys(v)]
+        # Proxy traps and getters are page code: the helpers rethrow what they throw.
+        pairs = ((k, _script("get", v, k)) for k in _script("keys", v))
     elif isinstance(v, Mapping):
-        pairs = list(v.items())
+        pairs = iter(list(v.items()))
     else:
         raise _fail(where, f"{_describe(v)} is not a dict, as {t} requires")
     out: dict = {}
@@ -1057,9 +1216,10 @@ def convert_dictionary(name: str, v: Any, where: str | None = None) -> dict:
         get = None
     elif _IN_PYODIDE and isinstance(v, JsProxy):
         # Reflect.get is exactly JS [[Get]] (getters, prototype chain), and unlike
-        # getattr it cannot pick up a JsProxy method of the same name.
+        # getattr it cannot pick up a JsProxy method of the same name; a getter or
+        # Proxy trap that throws is rethrown as it is.
         def get(key: str, _v=v) -> Any:
-            return _js.Reflect.get(_v, key)
+            return _script("get", _v, key)
     elif isinstance(v, Mapping):
         get = v.get
     else:
@@ -1155,8 +1315,10 @@ def convert_union(v: Any, t: IdlType, where: str = "value") -> Any:
     if _is_object(kind):
         if "object" in cats:
             return v
-        if "sequence" in cats and _is_iterable_object(v):
-            return convert(v, first("sequence"), where)
+        if "sequence" in cats:
+            method = _iterator_method(v)
+            if method is not None:
+                return convert_sequence(v, first("sequence"), where, method)
         for cat in ("dictionary", "record"):
             if cat in cats:
                 return convert(v, first(cat), where)
@@ -1169,6 +1331,8 @@ def convert_union(v: Any, t: IdlType, where: str = "value") -> Any:
             return int(v)
         if "numeric" in cats:
             return convert(v, first("numeric"), where)
+    if kind == "bigint" and "bigint" in cats:
+        return convert_bigint(v, where)
     if "string" in cats:
         return convert(v, first("string"), where)
     if "numeric" in cats and "bigint" in cats:
@@ -1302,7 +1466,8 @@ def _select_entry(S: list[_Entry], d: int, v: Any) -> _Entry | None:
         if hit:
             return hit
     if _is_object(kind):
-        if _is_iterable_object(v):
+        if any(_matches_at(e.types[d], lambda m: _category(m) == "sequence") for e in S) \
+                and _iterator_method(v) is not None:
             hit = find(lambda m: _category(m) == "sequence")
             if hit:
                 return hit
@@ -1321,6 +1486,10 @@ def _select_entry(S: list[_Entry], d: int, v: Any) -> _Entry | None:
             hit = find(lambda m: _category(m) == "bigint")
             if hit:
                 return hit
+    if kind == "bigint":
+        hit = find(lambda m: _category(m) == "bigint")
+        if hit:
+            return hit
     for cat in ("string", "numeric", "boolean", "bigint", "any"):
         hit = find(lambda m, cat=cat: _category(m) == cat)
         if hit:

@@ -19,20 +19,37 @@ import logging
 import traceback
 
 import js  # Pyodide's view of the JS global scope
-from pyodide.ffi import JsProxy, create_once_callable, create_proxy, to_js
+from pyodide.code import run_js
+from pyodide.ffi import JsException, JsProxy, create_once_callable, create_proxy, to_js
 
 from .. import api
 from ..base.errors import DOMException, NotSupportedError, describe, error_name
-from ..bindings import convert_arguments, set_platform_object_unwrapper
+from ..bindings import ScriptException, convert_arguments, script_arguments, set_platform_object_unwrapper
 from ..runtime.timeline import PromiseFuture, Timeline, set_post_task
 
 ml = api.ML()
 
 
+_box = run_js("(value) => ({ value })")
+
+
 class BridgeFailure:
-    """What a failed call returns to the shim, which throws the matching JS error."""
+    """What a failed call returns to the shim, which throws the matching JS error --
+    or, when page script threw during the call (a getter, a Proxy trap, an iterator,
+    valueOf/toString run by a WebIDL conversion), `thrown`: a JS object whose `value`
+    is exactly what it threw, which the shim rethrows as it is (WebIDL's "?")."""
 
     def __init__(self, exc: BaseException):
+        self.thrown = None
+        if isinstance(exc, ScriptException):
+            self.thrown = exc.box
+        elif isinstance(exc, JsException):
+            # A JS call outside the conversions' helpers threw (the shim's unwrapping of
+            # a Proxy, say): page code too. Pyodide keeps Error objects as they are.
+            self.thrown = _box(exc)
+        if self.thrown is not None:
+            self.name, self.message = "", "an exception thrown by page script"
+            return
         self.name = error_name(exc)
         self.message = str(exc)
         if self.name == "OperationError" and not isinstance(exc, DOMException):
@@ -77,15 +94,17 @@ def construct(interface: str, args):
     # It is imported at its first construction, not at boot: its TFLite and OpenVINO
     # importers cost ~120 ms of the cold start (README "Benchmarks").
     def make():
+        arguments = script_arguments(args)
         if hasattr(api, interface):
-            return getattr(api, interface)(*args)
+            return getattr(api, interface)(*arguments)
         from .. import loader
-        return getattr(loader, interface)(*args)
+        return getattr(loader, interface)(*arguments)
     return _outcome(make)
 
 
 def invoke(target, member: str, args):
-    return _outcome(lambda: _member(target, member)(*args))
+    # script_arguments: a BigInt argument stays a BigInt (webnn_py.bindings.JsBigInt).
+    return _outcome(lambda: _member(target, member)(*script_arguments(args)))
 
 
 def get(target, attribute: str):
