@@ -1,13 +1,18 @@
 """Serve the polyfill and its runtime on loopback: `python -m webnn_py.serve [--port P] [--root DIR]`.
 
 URL layout (the shim finds the runtime relative to its own URL):
-  /webnn-polyfill.js   the shim with the generated WebIDL metadata prepended
+  /webnn-polyfill.js   the shim with the generated WebIDL metadata prepended (from the sources)
   /pyodide/...         the Pyodide runtime, numpy and the webnn_py wheel (./dev setup builds it)
+  /dist/...            dist/ (./dev dist builds it) with the headers a good static host sends:
+                       `immutable` for its content-hashed files, `no-cache` for the entry
+                       script, .br/.gz copies chosen by Accept-Encoding
   /...                 files under --root, if given (pages that use the polyfill),
                        and any extra URL-prefix mounts the tests ask for
 
-Every response carries CORS and CORP headers, so pages of any origin,
-cross-origin isolated ones included, can include the script.
+Only the polyfill's own files (the three first routes) carry CORS and CORP headers, so
+pages of any origin, cross-origin isolated ones included, can include the script, while
+the developer's --root folder stays unreadable to other sites. Paths are percent-decoded;
+a path with a dotfile or dot-folder in it is never served.
 """
 from __future__ import annotations
 
@@ -15,17 +20,48 @@ import argparse
 import http.server
 import mimetypes
 import os
+import re
 import threading
+import urllib.parse
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SHIM_DIR = REPO / "js_shim"
 RUNTIME_DIR = Path(os.environ.get("WEBNN_PY_RUNTIME", REPO / "build" / "pyodide"))
+DIST_DIR = REPO / "dist"
 POLYFILL_PATH = "/webnn-polyfill.js"
+RUNTIME_PREFIX = "/pyodide/"
+DIST_PREFIX = "/dist/"
+# Headers that let a page of another origin (cross-origin isolated too) use a file.
+CROSS_ORIGIN_HEADERS = {"Access-Control-Allow-Origin": "*", "Cross-Origin-Resource-Policy": "cross-origin"}
+# dist/'s files whose names carry a content hash (tools/build_dist.py): cacheable for good.
+HASHED_DIST_PATH = re.compile(r"runtime-[0-9a-f]{16}/")
+IMMUTABLE = "public, max-age=31536000, immutable"
+# Precompressed copies beside dist/'s files, in order of preference.
+ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
 
 _TYPES = {".wasm": "application/wasm", ".mjs": "text/javascript", ".js": "text/javascript",
           ".json": "application/json", ".whl": "application/octet-stream", ".zip": "application/octet-stream",
           ".html": "text/html; charset=utf-8", ".idl": "text/plain; charset=utf-8"}
+
+
+def content_type(path: Path) -> str:
+    return _TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+
+def accepted_encodings(header: str) -> set[str]:
+    """The codings an Accept-Encoding header accepts (RFC 9110 §12.5.3; q=0 refuses one)."""
+    accepted = set()
+    for item in header.split(","):
+        name, *params = [piece.strip() for piece in item.split(";")]
+        q = next((p.split("=", 1)[1] for p in params if p.replace(" ", "").lower().startswith("q=")), "1")
+        try:
+            refused = float(q) <= 0
+        except ValueError:
+            refused = True
+        if name and not refused:
+            accepted.add(name.lower())
+    return accepted
 
 
 def polyfill_source() -> bytes:
@@ -35,27 +71,41 @@ def polyfill_source() -> bytes:
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
-    """Static files from three places; no directory listings outside --root."""
+    """Static files from a few places; no directory listings, no dotfiles."""
 
     root: Path | None = None
+    dist: Path = DIST_DIR
     mounts: dict[str, Path] = {}
     extra_headers: dict[str, str] = {}
+    _response_headers: dict[str, str] = {}   # per response, set by do_GET / send_error
 
     def end_headers(self) -> None:
-        self.send_header("Access-Control-Allow-Origin", "*")
-        self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
-        self.send_header("Cache-Control", "no-cache")
+        for key, value in self._response_headers.items():
+            self.send_header(key, value)
         for key, value in self.extra_headers.items():
             self.send_header(key, value)
         super().end_headers()
 
     def do_GET(self) -> None:  # noqa: N802
-        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        self._response_headers = {"Cache-Control": "no-cache"}
+        try:
+            path = urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0], errors="strict")
+        except UnicodeDecodeError:
+            self.send_error(404)   # not UTF-8: names no file
+            return
+        if "\0" in path or any(part.startswith(".") for part in path.split("/")):
+            self.send_error(404)   # dotfiles (and "..") are never served
+            return
         if path == POLYFILL_PATH:
+            self._response_headers.update(CROSS_ORIGIN_HEADERS)
             self._send_bytes(polyfill_source(), "text/javascript")
             return
-        if path.startswith("/pyodide/"):
-            self._send_file(RUNTIME_DIR, path[len("/pyodide/"):])
+        if path.startswith(RUNTIME_PREFIX):
+            self._response_headers.update(CROSS_ORIGIN_HEADERS)
+            self._send_file(RUNTIME_DIR, path[len(RUNTIME_PREFIX):])
+            return
+        if path.startswith(DIST_PREFIX):
+            self._send_dist(path[len(DIST_PREFIX):])
             return
         for prefix, target in sorted(self.mounts.items(), key=lambda m: -len(m[0])):
             if target.is_file() and path == prefix:
@@ -69,18 +119,47 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             return
         self.send_error(404)
 
-    def _send_file(self, base: Path, relative: str) -> None:
-        base = base.resolve()
-        target = (base / relative).resolve()
-        if base not in target.parents or not target.is_file():
+    def send_error(self, code, message=None, explain=None) -> None:
+        self._response_headers = {}   # an error page is nobody's resource to share
+        super().send_error(code, message, explain)
+
+    def _send_dist(self, relative: str) -> None:
+        """What a good static host sends for dist/: CORS + CORP, long-lived caching for
+        content-hashed files, a precompressed copy the browser accepts."""
+        self._response_headers.update(CROSS_ORIGIN_HEADERS)
+        if HASHED_DIST_PATH.match(relative):
+            self._response_headers["Cache-Control"] = IMMUTABLE
+        self._response_headers["Vary"] = "Accept-Encoding"
+        target = self._resolve(self.dist, relative)
+        if target is None:
             self.send_error(404)
             return
-        content_type = _TYPES.get(target.suffix) or mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        self._send_bytes(target.read_bytes(), content_type)
+        accepted = accepted_encodings(self.headers.get("Accept-Encoding", ""))
+        for encoding, suffix in ENCODINGS:
+            copy = target.with_name(target.name + suffix)
+            if encoding in accepted and copy.is_file():
+                self._response_headers["Content-Encoding"] = encoding
+                self._send_bytes(copy.read_bytes(), content_type(target))
+                return
+        self._send_bytes(target.read_bytes(), content_type(target))
 
-    def _send_bytes(self, body: bytes, content_type: str) -> None:
+    @staticmethod
+    def _resolve(base: Path, relative: str) -> Path | None:
+        """base/relative if it is a file inside base, else None."""
+        base = base.resolve()
+        target = (base / relative).resolve()
+        return target if base in target.parents and target.is_file() else None
+
+    def _send_file(self, base: Path, relative: str) -> None:
+        target = self._resolve(base, relative)
+        if target is None:
+            self.send_error(404)
+            return
+        self._send_bytes(target.read_bytes(), content_type(target))
+
+    def _send_bytes(self, body: bytes, mime: str) -> None:
         self.send_response(200)
-        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Type", mime)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if self.command != "HEAD":
@@ -97,9 +176,11 @@ class PolyfillServer:
     """A server on 127.0.0.1 in a background thread (for the demo and the tests)."""
 
     def __init__(self, root: str | Path | None = None, port: int = 0, headers: dict[str, str] | None = None,
-                 mounts: dict[str, str | Path] | None = None, host: str = "127.0.0.1"):
+                 mounts: dict[str, str | Path] | None = None, host: str = "127.0.0.1",
+                 dist: str | Path = DIST_DIR):
         handler = type("BoundHandler", (Handler,), {
             "root": Path(root).resolve() if root else None,
+            "dist": Path(dist).resolve(),
             "mounts": {prefix: Path(d).resolve() for prefix, d in (mounts or {}).items()},
             "extra_headers": dict(headers or {}),
         })
@@ -126,6 +207,8 @@ def main(argv=None) -> None:
         parser.exit(1, f"no Pyodide runtime in {RUNTIME_DIR}: run ./dev setup first\n")
     server = PolyfillServer(args.root, args.port)
     print(f"webnn-py polyfill: <script src=\"{server.url}{POLYFILL_PATH}\"></script>", flush=True)
+    if (DIST_DIR / "webnn-polyfill.js").is_file():
+        print(f"dist/ (./dev dist) as a static host serves it: {server.url}{DIST_PREFIX}webnn-polyfill.js", flush=True)
     try:
         server.httpd.serve_forever()
     except KeyboardInterrupt:
