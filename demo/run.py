@@ -1,4 +1,5 @@
-"""The main job: background segmentation of a sample photo in headless Chromium.
+"""The main job: background segmentation of a sample photo in a headless browser
+(Chromium by default; --browser firefox|webkit|all runs it in the others).
 
 The page (demo/index.html) loads MediaPipe's selfie_segmentation.tflite with
 the Model Loader API on navigator.ml (webnn-py on Pyodide), segments
@@ -7,7 +8,8 @@ background blurred. This script prepares the page's files, drives the page,
 writes the PNG and the raw mask, checks that the mask covers the person, and
 prints OK or FAIL.
 
-    python demo/run.py [--out build/demo]        (./dev demo runs it after setup)
+    python demo/run.py [--out build/demo] [--browser chromium|firefox|webkit|all]
+                                                  (./dev demo runs it after setup)
 
 The same page works interactively: `./dev serve --root demo`, then open
 http://127.0.0.1:8000/index.html (after one run of this script, which puts the
@@ -28,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from tools.fetch_models import fetch  # noqa: E402
 from webnn_py.serve import PolyfillServer  # noqa: E402
-from wpt_runner.chromium import launch_chromium  # noqa: E402
+import browsers  # noqa: E402
 
 DEMO_DIR = Path(__file__).resolve().parent
 MODEL = "selfie_segmentation.tflite"
@@ -71,36 +73,46 @@ def mask_check(mask: np.ndarray, image_size: int = 512) -> tuple[bool, str]:
     return ok, f"mask mean {person:.3f} on the person, {background:.3f} on the background corners"
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="webnn-py demo: background segmentation in headless Chromium")
-    parser.add_argument("--out", type=Path, default=REPO / "build" / "demo", help="where the PNG and mask go")
-    args = parser.parse_args(argv)
-    prepare()
-    args.out.mkdir(parents=True, exist_ok=True)
-    with PolyfillServer(root=DEMO_DIR) as server, launch_chromium() as browser:
-        page = browser.new_page()
-        page.on("console", lambda msg: msg.type == "error" and print(f"[page] {msg.text}", file=sys.stderr))
-        page.on("pageerror", lambda error: print(f"[page] {error}", file=sys.stderr))
+def run_in(engine: str, out: Path) -> bool:
+    """Drive the page in `engine`, write `out`/segmentation.png and mask.npy, check the mask."""
+    with PolyfillServer(root=DEMO_DIR) as server, browsers.launch(engine) as browser, browser.new_page() as page:
+        print(f"[{engine} {browser.version}]")
         started = time.perf_counter()
         page.goto(f"{server.url}/index.html")
         try:
             outcome = page.evaluate("window.demoResult")
-        except Exception as exc:  # noqa: BLE001  (the page's own error, reported below)
-            print(page.inner_text("#log"))
-            print(f"demo FAIL: {str(exc).splitlines()[0]}")
-            return 1
+        except browsers.EvaluationError as exc:
+            print(page.text("#log"))
+            print(f"demo FAIL in {engine}: {str(exc).splitlines()[0]}")
+            return False
+        finally:
+            for message in page.errors + [m.text for m in page.console if m.level == "error"]:
+                print(f"[page] {message}", file=sys.stderr)
         elapsed = time.perf_counter() - started
-        print(page.inner_text("#log"))
-    png = args.out / "segmentation.png"
+        print(page.text("#log"))
+    out.mkdir(parents=True, exist_ok=True)
+    png = out / "segmentation.png"
     png.write_bytes(base64.b64decode(outcome["png"].split(",", 1)[1]))
     mask = np.asarray(outcome["mask"], np.float32).reshape(outcome["maskDimensions"])[0, :, :, 0]
-    np.save(args.out / "mask.npy", mask)
+    np.save(out / "mask.npy", mask)
     print(f"model load: {outcome['loadMs'] / 1000:.2f} s; inference: {outcome['firstMs'] / 1000:.2f} s (first), "
           f"{outcome['secondMs'] / 1000:.2f} s (second); page open to result: {elapsed:.2f} s")
-    print(f"wrote {png} (left: mask, right: blurred background) and {args.out / 'mask.npy'}")
+    print(f"wrote {png} (left: mask, right: blurred background) and {out / 'mask.npy'}")
     ok, detail = mask_check(mask)
-    print(f"demo {'OK' if ok else 'FAIL'}: {detail}")
-    return 0 if ok else 1
+    print(f"demo {'OK' if ok else 'FAIL'} in {engine}: {detail}")
+    return ok
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="webnn-py demo: background segmentation in a headless browser")
+    parser.add_argument("--out", type=Path, default=REPO / "build" / "demo", help="where the PNG and mask go")
+    parser.add_argument("--browser", choices=[*browsers.ENGINES, "all"], default="chromium",
+                        help="the engine to run the page in (all: each in turn, output in OUT/ENGINE/)")
+    args = parser.parse_args(argv)
+    prepare()
+    engines = list(browsers.ENGINES) if args.browser == "all" else [args.browser]
+    results = {engine: run_in(engine, args.out / engine if len(engines) > 1 else args.out) for engine in engines}
+    return 0 if all(results.values()) else 1
 
 
 if __name__ == "__main__":

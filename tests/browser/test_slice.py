@@ -1,4 +1,4 @@
-"""The vertical slice in a real headless Chromium: one <script> tag gives navigator.ml."""
+"""The vertical slice in every engine (Chromium, Firefox, WebKit): one <script> tag gives navigator.ml."""
 
 import pytest
 
@@ -6,8 +6,8 @@ from . import page_facts
 
 
 @pytest.fixture(scope="module")
-def facts(pyodide_runtime):
-    return page_facts("slice.html", "window.sliceFacts")
+def facts(browser):
+    return page_facts("slice.html", "window.sliceFacts", browser)
 
 
 def test_interfaces_and_navigator_ml(facts):

@@ -1,0 +1,64 @@
+"""An HTTP forwarding proxy that sends requests for a few host names to
+127.0.0.1 (same port), so that an engine without a host-resolver switch
+(WebKitGTK) can load http://name.test:PORT/ — a non-secure origin served
+locally. Any other host is refused (502): the proxy reaches nothing else."""
+from __future__ import annotations
+
+import http.client
+import http.server
+import threading
+import urllib.parse
+
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
+              "proxy-authorization", "proxy-authenticate"}
+
+
+class _Forward(http.server.BaseHTTPRequestHandler):
+    names: frozenset[str] = frozenset()
+    protocol_version = "HTTP/1.1"
+
+    def _forward(self) -> None:
+        target = urllib.parse.urlsplit(self.path)
+        if target.scheme != "http" or target.hostname not in self.names:
+            self.send_error(502, f"this proxy only forwards {', '.join(sorted(self.names))}")
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else None
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP}
+        upstream = http.client.HTTPConnection("127.0.0.1", target.port or 80, timeout=120)
+        try:
+            path = target.path or "/"
+            upstream.request(self.command, path + (f"?{target.query}" if target.query else ""), body, headers)
+            response = upstream.getresponse()
+            payload = response.read()
+        finally:
+            upstream.close()
+        self.send_response(response.status, response.reason)
+        for key, value in response.getheaders():
+            if key.lower() not in HOP_BY_HOP | {"content-length"}:
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    do_GET = do_HEAD = do_POST = _forward  # noqa: N815
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002
+        pass
+
+
+class LoopbackProxy:
+    def __init__(self, names) -> None:
+        handler = type("BoundForward", (_Forward,), {"names": frozenset(names)})
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.port = self.httpd.server_address[1]
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "LoopbackProxy":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
