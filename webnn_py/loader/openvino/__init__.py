@@ -3,9 +3,15 @@ translated into ordinary MLGraphBuilder calls.
 
   ir.py               the safe XML reader: layers, edges, bounds-checked constants
   translate.py        the walk over a graph, values (operand / constant / empty)
-  ops_elementwise.py  arithmetic, comparisons, logic, Select, activations, Convert, Softmax
-  ops_shape.py        Concat, Reshape, Squeeze, Unsqueeze, Transpose, Gather, StridedSlice
-  ops_nn.py           MatMul, Convolution
+  ops_elementwise.py  arithmetic, comparisons, logic, Select, Relu/Sigmoid/Tanh, Convert, Softmax
+  ops_activation.py   unary math and the other activations (Gelu, HSwish, Mish, Clamp, PRelu, ...)
+  ops_reduce.py       Reduce*, MVN, BatchNormInference, NormalizeL2, LRN, CumSum, TopK (k = 1)
+  ops_nn.py           MatMul, the convolutions and deconvolutions, pooling
+  ops_resize.py       Interpolate-4/11
+  ops_shape.py        Concat, Reshape, Squeeze, Unsqueeze, Transpose, Gather, (Strided)Slice, Pad,
+                      Broadcast, Tile, Split, DepthToSpace, SpaceToDepth; ShapeOf and Range folded
+  ops_index.py        GatherND, GatherElements, ScatterUpdate, ScatterNDUpdate, ScatterElementsUpdate
+  ops_einsum.py       Einsum as transpose / reduceSum / matmul
   loop.py             Loop-5 onto the builder's `loop`
   model.py            specialisation per input shapes and Loop iteration counts, and running
   registry.py         which IR types are translated (TRANSLATORS), handled by the walk

@@ -33,7 +33,7 @@ from ...base.datatypes import DATA_TYPES
 from ...base.errors import DataError, NotSupportedError, OperationError
 from . import ir
 from .registry import STRUCTURAL, UNSUPPORTED
-from .translate import Counted, Empty, NeedCount, Session, Translator
+from .translate import NUMPY_TO_WEBNN, Counted, Empty, NeedCount, Session, Translator
 
 CACHE_SIZE = 16
 
@@ -143,7 +143,7 @@ class IRModel:
         for name in self.output_names:
             if name in spec.fixed:
                 value = spec.fixed[name]
-                dt = value.data_type if isinstance(value, Empty) else _NUMPY_NAMES[value.dtype]
+                dt = value.data_type if isinstance(value, Empty) else NUMPY_TO_WEBNN[value.dtype]
                 out.append((dt, tuple(value.shape)))
             else:
                 desc = spec.graph._output_descriptors[spec.result_names[name]]
@@ -227,10 +227,6 @@ class IRModel:
             else:
                 results[name] = np.array(value, copy=True)
         return results
-
-
-_NUMPY_NAMES = {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16", np.dtype(np.int32): "int32",
-                np.dtype(np.int64): "int64", np.dtype(np.uint8): "uint8"}
 
 
 def _precision_type(precision: str) -> str:

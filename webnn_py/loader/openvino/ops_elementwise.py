@@ -1,5 +1,6 @@
-"""Element-wise IR operations: arithmetic, comparisons, logic, Select, activations,
-Convert and Softmax (OpenVINO opset1-opset13 semantics).
+"""Element-wise IR operations: arithmetic (with FloorMod, Mod, Power,
+SquaredDifference), comparisons, logic, Select, Relu/Sigmoid/Tanh, Convert and
+Softmax (OpenVINO opset1-opset15 semantics; other activations: ops_activation.py).
 
 OpenVINO's "numpy" auto-broadcast is WebNN's bidirectional broadcast (§7.7.4
 "bidirectionally broadcasting"), so those ops map one to one; "none" demands
@@ -11,9 +12,12 @@ import numpy as np
 
 from .ir import ELEMENT_TYPES
 
+FLOATS = ("float32", "float16")
+
 # Results of these folds on constants are exact in numpy, so shape computations
 # written as Consts + arithmetic stay constants.
-_FOLD = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply}
+_FOLD = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply, "Maximum": np.maximum,
+         "Minimum": np.minimum}
 
 
 def _broadcast_check(t, a, b) -> None:
@@ -46,19 +50,70 @@ def _two(t, inputs):
 def divide(t, inputs):
     a, b = _two(t, inputs)
     _broadcast_check(t, a, b)
-    x, y = t.operand(a), t.operand(b)
-    q = t.b.div(x, y)
     python_division = t.layer.data.get("m_pythondiv", "true").lower() in ("true", "1")
-    if t.data_type(a) in ("float32", "float16") or not python_division:
-        return [q]
-    # Divide-1 with m_pythondiv (the default): integer division rounds toward -inf
-    # (Python's //), WebNN's div truncates; subtract 1 where the remainder is
-    # non-zero and its sign differs from the divisor's.
-    zero = t.operand(np.zeros((), dtype=np.dtype(t.data_type(a))))
+    integers = t.data_type(a) not in FLOATS
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and integers and (b != 0).all():
+        return [(np.floor_divide(a, b) if python_division else np.trunc(a / b)).astype(a.dtype)]
+    x, y = t.operand(a), t.operand(b)
+    if not integers or not python_division:
+        return [t.b.div(x, y)]
+    return [_floor_divide(t, x, y)]
+
+
+def _floor_divide(t, x, y):
+    """Integer division rounding toward -inf (Python's //; Divide-1 with
+    m_pythondiv, the default). WebNN's div truncates: subtract 1 where the
+    remainder is non-zero and its sign differs from the divisor's."""
+    q = t.b.div(x, y)
+    zero = t.operand(np.zeros((), dtype=np.dtype(x.dataType)))
     remainder = t.b.sub(x, t.b.mul(q, y))
     adjust = t.b.logicalAnd(t.b.notEqual(remainder, zero),
                             t.b.logicalXor(t.b.lesser(remainder, zero), t.b.lesser(y, zero)))
-    return [t.b.sub(q, t.b.cast(adjust, t.data_type(a)))]
+    return t.b.sub(q, t.b.cast(adjust, x.dataType))
+
+
+def _truncate(t, x):
+    """trunc(x) for floats: sign(x) floor(|x|)."""
+    return t.b.mul(t.b.sign(x), t.b.floor(t.b.abs(x)))
+
+
+def floor_mod(t, inputs):
+    """FloorMod-1: the remainder of division rounding toward -inf (the divisor's
+    sign): a - floor(a / b) b."""
+    a, b = _two(t, inputs)
+    _broadcast_check(t, a, b)
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and (b != 0).all():
+        return [np.mod(a, b).astype(a.dtype)]
+    x, y = t.operand(a), t.operand(b)
+    q = t.b.floor(t.b.div(x, y)) if x.dataType in FLOATS else _floor_divide(t, x, y)
+    return [t.b.sub(x, t.b.mul(q, y))]
+
+
+def mod(t, inputs):
+    """Mod-1: the remainder of truncated division (the dividend's sign):
+    a - trunc(a / b) b."""
+    a, b = _two(t, inputs)
+    _broadcast_check(t, a, b)
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and (b != 0).all():
+        return [np.fmod(a, b).astype(a.dtype)]
+    x, y = t.operand(a), t.operand(b)
+    q = _truncate(t, t.b.div(x, y)) if x.dataType in FLOATS else t.b.div(x, y)
+    return [t.b.sub(x, t.b.mul(q, y))]
+
+
+def squared_difference(t, inputs):
+    """SquaredDifference-1: (a - b)^2."""
+    a, b = _two(t, inputs)
+    _broadcast_check(t, a, b)
+    d = t.b.sub(t.operand(a), t.operand(b))
+    return [t.b.mul(d, d)]
+
+
+def convert_like(t, inputs):
+    """ConvertLike-1: Convert to the element type of the second input."""
+    value, like = _two(t, inputs)
+    target = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", "uint8": "u8"}[t.data_type(like)]
+    return _convert_to(t, value, target)
 
 
 def _unary(method: str):
@@ -89,7 +144,10 @@ def convert(t, inputs):
     target = t.layer.data.get("destination_type")
     if target not in ELEMENT_TYPES:
         raise t.unsupported(f"destination_type {target!r} is not supported (supported: {', '.join(ELEMENT_TYPES)})")
-    (value,) = inputs
+    return _convert_to(t, inputs[0], target)
+
+
+def _convert_to(t, value, target: str):
     if isinstance(value, np.ndarray):
         if target == "boolean":
             return [(value != 0).astype(np.uint8)]
@@ -126,5 +184,6 @@ TRANSLATORS = {
     "LogicalAnd": _binary("logicalAnd"), "LogicalOr": _binary("logicalOr"), "LogicalXor": _binary("logicalXor"),
     "LogicalNot": _unary("logicalNot"),
     "Relu": _unary("relu"), "ReLU": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
-    "Select": select, "Convert": convert, "Softmax": softmax, "SoftMax": softmax,
+    "Select": select, "Convert": convert, "ConvertLike": convert_like, "Softmax": softmax, "SoftMax": softmax,
+    "Power": _binary("pow"), "SquaredDifference": squared_difference, "FloorMod": floor_mod, "Mod": mod,
 }

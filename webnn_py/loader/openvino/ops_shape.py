@@ -1,5 +1,6 @@
 """Data-movement IR operations: Concat, Reshape, Squeeze, Unsqueeze, Transpose,
-Gather and StridedSlice.
+Gather, StridedSlice, Slice, Pad, Broadcast, Tile, Split, VariadicSplit,
+DepthToSpace, SpaceToDepth, and ShapeOf and Range (folded: static shapes).
 
 OpenVINO passes shapes, axes, permutations and slice bounds as (usually i64)
 tensors; WebNN takes them as plain numbers, so they must be constants at load
@@ -9,7 +10,11 @@ shape arithmetic stays constant.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from .translate import NUMPY_TO_WEBNN, Empty
 
 
 def _bool_attr(t, key: str, default: bool) -> bool:
@@ -220,12 +225,19 @@ def strided_slice(t, inputs):
             index.append(begin[j])
         else:
             index.append(slice(None if begin_mask[j] else begin[j], None if end_mask[j] else end[j], stride[j]))
+    return [_basic_index(t, data, index)]
+
+
+def _basic_index(t, data, index: list):
+    """numpy basic indexing (ints, slices, None, one Ellipsis) of a value:
+    folded for constants, else WebNN slice + reverse + reshape."""
+    shape = t.shape(data)
     consumed = sum(1 for item in index if item is not None and item is not Ellipsis)
     if consumed > len(shape):
         raise t.malformed(f"the slice indexes {consumed} axes of a rank-{len(shape)} input")
     if isinstance(data, np.ndarray):
         try:
-            return [np.array(data[tuple(index)])]
+            return np.array(data[tuple(index)])
         except IndexError as exc:
             raise t.malformed(f"the slice does not fit shape {list(shape)}: {exc}") from None
     if Ellipsis not in index:
@@ -269,10 +281,243 @@ def strided_slice(t, inputs):
         result = t.b.slice(result, starts, sizes, {"strides": strides})
     if reverse:
         result = t.b.reverse(result, {"axes": reverse})
-    return [_reshape(t, result, out_shape)]
+    return _reshape(t, result, out_shape)
+
+
+def slice_(t, inputs):
+    """Slice-8: start, stop, step (and optional axes) per sliced axis, numpy's
+    slicing semantics (negative positions from the end, clamped)."""
+    if len(inputs) not in (4, 5):
+        raise t.malformed(f"Slice takes 4 or 5 inputs, not {len(inputs)}")
+    data = inputs[0]
+    rank = len(t.shape(data))
+    start, stop, step = (t.ints(v, what) for v, what in zip(inputs[1:4], ("start", "stop", "step")))
+    axes = [t.axis(a, rank, "axes item") for a in t.ints(inputs[4], "axes")] if len(inputs) == 5 \
+        else list(range(len(start)))
+    if not len(start) == len(stop) == len(step) == len(axes) or len(set(axes)) != len(axes):
+        raise t.malformed(f"start {start}, stop {stop}, step {step} and axes {axes} do not match")
+    if 0 in step:
+        raise t.malformed(f"step {step} contains 0")
+    index = [slice(None)] * rank
+    for a, b, e, s in zip(axes, start, stop, step):
+        index[a] = slice(b, e, s)
+    return [_basic_index(t, data, index)]
+
+
+def pad(t, inputs):
+    """Pad-1/12: constant (pad_value, default 0), edge and reflect modes; Pad-12's
+    negative pads crop first. WebNN has no symmetric mode."""
+    if len(inputs) not in (3, 4):
+        raise t.malformed(f"Pad takes 3 or 4 inputs, not {len(inputs)}")
+    data = inputs[0]
+    shape = t.shape(data)
+    begin, end = t.ints(inputs[1], "pads_begin"), t.ints(inputs[2], "pads_end")
+    if len(begin) != len(shape) or len(end) != len(shape):
+        raise t.malformed(f"pads_begin {begin} and pads_end {end} need {len(shape)} items each")
+    mode = t.layer.data.get("pad_mode", "constant").lower()
+    modes = {"constant": "constant", "edge": "edge", "reflect": "reflection"}
+    if mode not in modes:
+        raise t.unsupported(f"pad_mode {mode!r} is not supported (constant, edge and reflect are; WebNN has no "
+                            "symmetric padding)")
+    if any(v < 0 for v in begin + end):
+        if t.layer.version == "opset1":
+            raise t.malformed(f"Pad-1 takes no negative pads ({begin}, {end})")
+        index = [slice(max(-b, 0), d - max(-e, 0)) for b, e, d in zip(begin, end, shape)]
+        if any(s.start >= s.stop for s in index):
+            raise t.unsupported("the negative pads crop an axis away; WebNN operands cannot be empty")
+        data = _basic_index(t, data, index)
+        begin, end = [max(b, 0) for b in begin], [max(e, 0) for e in end]
+    x = t.operand(data)
+    if not any(begin + end):
+        return [x]
+    options = {"mode": modes[mode]}
+    if len(inputs) == 4 and mode == "constant":
+        array = t.const(inputs[3], "pad_value")
+        options["value"] = array.reshape(-1)[0].item()
+    return [t.b.pad(x, begin, end, options)]
+
+
+def broadcast(t, inputs):
+    """Broadcast-1/3: numpy (the target shape, the data broadcast to it),
+    bidirectional (both broadcast to each other) and explicit (axes_mapping
+    places the data's axes in the target shape)."""
+    if len(inputs) not in (2, 3):
+        raise t.malformed(f"Broadcast takes 2 or 3 inputs, not {len(inputs)}")
+    data = inputs[0]
+    shape = list(t.shape(data))
+    target = t.ints(inputs[1], "target_shape")
+    mode = t.layer.data.get("mode", "numpy").lower()
+    if mode == "explicit":
+        if len(inputs) != 3:
+            raise t.malformed("explicit Broadcast needs the axes_mapping input")
+        mapping = t.ints(inputs[2], "axes_mapping")
+        if len(mapping) != len(shape) or sorted(mapping) != mapping or any(not 0 <= a < len(target) for a in mapping):
+            raise t.malformed(f"axes_mapping {mapping} does not place a rank-{len(shape)} input in {target}")
+        placed = [1] * len(target)
+        for a, d in zip(mapping, shape):
+            placed[a] = d
+        data, shape = _reshape(t, data, placed), placed
+    elif mode == "bidirectional":
+        try:
+            target = list(np.broadcast_shapes(tuple(shape), tuple(target)))
+        except ValueError:
+            raise t.malformed(f"shapes {shape} and {target} do not broadcast") from None
+    elif mode not in ("numpy", "pdpd"):
+        raise t.malformed(f"mode {mode!r} is not numpy, explicit or bidirectional")
+    if mode == "pdpd":
+        raise t.unsupported("mode 'pdpd' is not supported")
+    if any(d < 1 for d in target):
+        raise t.unsupported(f"target shape {target} is empty; WebNN operands cannot be empty")
+    if isinstance(data, np.ndarray) and _small(target):
+        try:
+            return [np.array(np.broadcast_to(data, target))]
+        except ValueError:
+            raise t.malformed(f"shape {shape} does not broadcast to {target}") from None
+    x = t.operand(data)
+    return [x if list(x.shape) == target else t.b.expand(x, target)]
+
+
+FOLD_LIMIT = 1 << 16      # elements a fold may create (shape arithmetic is small; data stays in the graph)
+
+
+def _small(shape) -> bool:
+    return int(np.prod(shape, dtype=np.float64)) <= FOLD_LIMIT
+
+
+def tile(t, inputs):
+    """Tile-1: repeats shorter than the rank repeat the last axes; longer ones
+    first give the data leading 1s."""
+    if len(inputs) != 2:
+        raise t.malformed(f"Tile takes 2 inputs, not {len(inputs)}")
+    data = inputs[0]
+    shape = list(t.shape(data))
+    repeats = t.ints(inputs[1], "repeats")
+    if any(r < 0 for r in repeats):
+        raise t.malformed(f"repeats {repeats} has a negative count")
+    if 0 in repeats:
+        raise t.unsupported(f"repeats {repeats} empties the tensor; WebNN operands cannot be empty")
+    rank = max(len(shape), len(repeats))
+    shape = [1] * (rank - len(shape)) + shape
+    repeats = [1] * (rank - len(repeats)) + repeats
+    data = _reshape(t, data, shape)
+    if isinstance(data, np.ndarray) and _small([d * r for d, r in zip(shape, repeats)]):
+        return [np.tile(data, repeats)]
+    return [t.b.tile(t.operand(data), repeats)]
+
+
+def split(t, inputs):
+    """Split-1 (num_splits equal parts) and VariadicSplit-1 (split_lengths, one
+    of them -1 for the rest; a 0 length gives an empty output, which may only
+    reach a Result)."""
+    if len(inputs) != (2 if t.layer.type == "Split" else 3):
+        raise t.malformed(f"{t.layer.type} takes {2 if t.layer.type == 'Split' else 3} inputs, not {len(inputs)}")
+    data = inputs[0]
+    shape = list(t.shape(data))
+    axes = t.ints(inputs[1], "axis")
+    if len(axes) != 1:
+        raise t.malformed(f"the axis input holds {len(axes)} values, not 1")
+    axis = t.axis(axes[0], len(shape))
+    dim = shape[axis]
+    if t.layer.type == "Split":
+        parts = t.attr_int("num_splits")
+        if parts < 1 or dim % parts:
+            raise t.malformed(f"num_splits {parts} does not divide axis {axis} of size {dim}")
+        lengths = [dim // parts] * parts
+    else:
+        lengths = t.ints(inputs[2], "split_lengths")
+        if lengths.count(-1) > 1 or any(v < -1 for v in lengths):
+            raise t.malformed(f"split_lengths {lengths} has more than one -1 or a negative length")
+        if -1 in lengths:
+            lengths[lengths.index(-1)] = dim - sum(v for v in lengths if v != -1)
+        if sum(lengths) != dim or min(lengths) < 0:
+            raise t.malformed(f"split_lengths {lengths} do not add up to axis {axis} of size {dim}")
+    if isinstance(data, np.ndarray):
+        return list(np.split(data, np.cumsum(lengths)[:-1], axis=axis))
+    nonzero = [v for v in lengths if v]
+    pieces = iter(t.b.split(t.operand(data), nonzero, {"axis": axis}) if len(nonzero) > 1 else [t.operand(data)])
+    out = []
+    for v in lengths:
+        if v:
+            out.append(next(pieces))
+        else:
+            empty = list(shape)
+            empty[axis] = 0
+            out.append(Empty(t.data_type(data), tuple(empty)))
+    return out
+
+
+def shape_of(t, inputs):
+    """ShapeOf-1/3: the (static, after specialisation) shape as a constant."""
+    if len(inputs) != 1:
+        raise t.malformed(f"ShapeOf takes 1 input, not {len(inputs)}")
+    output_type = t.layer.data.get("output_type", "i64")
+    dtype = {"i64": np.int64, "i32": np.int32}.get(output_type)
+    if dtype is None:
+        raise t.malformed(f"output_type {output_type!r} is not i32 or i64")
+    return [np.array(t.shape(inputs[0]), dtype=dtype)]
+
+
+def range_(t, inputs):
+    """Range-1/4 on constants: numpy's arange, folded (output_type of Range-4;
+    Range-1 keeps the inputs' type)."""
+    from .ir import ELEMENT_TYPES
+    if len(inputs) != 3:
+        raise t.malformed(f"Range takes 3 inputs, not {len(inputs)}")
+    start, stop, step = (t.const(v, what).reshape(-1) for v, what in zip(inputs, ("start", "stop", "step")))
+    if not start.size == stop.size == step.size == 1:
+        raise t.malformed("start, stop and step must be scalars")
+    if t.layer.version == "opset1" or "output_type" not in t.layer.data:
+        dtype = start.dtype
+    else:
+        kind = t.layer.data["output_type"]
+        if kind not in ELEMENT_TYPES:
+            raise t.unsupported(f"output_type {kind!r} is not supported")
+        dtype = np.dtype(ELEMENT_TYPES[kind][0])
+    a, b, c = start[0].item(), stop[0].item(), step[0].item()
+    if c == 0:
+        raise t.malformed("step is 0")
+    count = max(math.ceil((b - a) / c), 0)
+    if count > FOLD_LIMIT:
+        raise t.unsupported(f"Range gives {count} elements; at most {FOLD_LIMIT} are folded")
+    if count == 0:
+        return [Empty(NUMPY_TO_WEBNN[dtype], (0,))]
+    return [(a + np.arange(count, dtype=np.float64 if dtype.kind == "f" else np.int64) * c).astype(dtype)]
+
+
+def depth_to_space(t, inputs):
+    """DepthToSpace-1 / SpaceToDepth-1 (4-D): a reshape to 6-D, a transpose, a
+    reshape back; mode blocks_first or depth_first orders the channel's parts."""
+    if len(inputs) != 1:
+        raise t.malformed(f"{t.layer.type} takes 1 input, not {len(inputs)}")
+    x = t.operand(inputs[0])
+    if len(x.shape) != 4:
+        raise t.unsupported(f"{t.layer.type} of rank {len(x.shape)} is not supported (4-D is)")
+    n, c, h, w = x.shape
+    bs = t.attr_int("block_size", 1)
+    mode = t.layer.data.get("mode", "blocks_first").lower()
+    if mode not in ("blocks_first", "depth_first") or bs < 1:
+        raise t.malformed(f"mode {mode!r} / block_size {bs} are not valid")
+    blocks_first = mode == "blocks_first"
+    if t.layer.type == "DepthToSpace":
+        if c % (bs * bs):
+            raise t.malformed(f"channels {c} are not a multiple of block_size^2 = {bs * bs}")
+        depth = c // (bs * bs)
+        split = [n, bs, bs, depth, h, w] if blocks_first else [n, depth, bs, bs, h, w]
+        order = [0, 3, 4, 1, 5, 2] if blocks_first else [0, 1, 4, 2, 5, 3]
+        final = [n, depth, h * bs, w * bs]
+    else:
+        if h % bs or w % bs:
+            raise t.malformed(f"spatial size {[h, w]} is not a multiple of block_size {bs}")
+        split = [n, c, h // bs, bs, w // bs, bs]
+        order = [0, 3, 5, 1, 2, 4] if blocks_first else [0, 1, 3, 5, 2, 4]
+        final = [n, c * bs * bs, h // bs, w // bs]
+    moved = t.b.transpose(t.b.reshape(x, split), {"permutation": order})
+    return [t.b.reshape(moved, final)]
 
 
 TRANSLATORS = {
     "Concat": concat, "Reshape": reshape, "Squeeze": squeeze, "Unsqueeze": unsqueeze, "Transpose": transpose,
-    "Gather": gather, "StridedSlice": strided_slice,
+    "Gather": gather, "StridedSlice": strided_slice, "Slice": slice_, "Pad": pad, "Broadcast": broadcast,
+    "Tile": tile, "Split": split, "VariadicSplit": split, "ShapeOf": shape_of, "Range": range_,
+    "DepthToSpace": depth_to_space, "SpaceToDepth": depth_to_space,
 }

@@ -17,10 +17,10 @@ and the case.
 """
 from __future__ import annotations
 
-from . import ops_elementwise, ops_nn, ops_shape
+from . import ops_activation, ops_einsum, ops_elementwise, ops_index, ops_nn, ops_reduce, ops_resize, ops_shape
 
 TRANSLATORS: dict = {}
-for _module in (ops_elementwise, ops_nn, ops_shape):
+for _module in (ops_elementwise, ops_activation, ops_reduce, ops_nn, ops_resize, ops_shape, ops_index, ops_einsum):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 STRUCTURAL = {

@@ -1,0 +1,230 @@
+"""Reductions and normalizations (OpenVINO opsets 1-15): Reduce*, MVN,
+BatchNormInference, NormalizeL2, LRN, CumSum, TopK with k = 1.
+
+Axes come as a (constant) input; WebNN takes them as non-negative numbers.
+Reductions of constants are folded in numpy, so shape arithmetic written
+with them (e.g. ReduceProd of a ShapeOf) stays constant.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+FLOATS = ("float32", "float16")
+
+# IR type -> (WebNN method, numpy fold for constants or None).
+_REDUCTIONS = {
+    "ReduceMax": ("reduceMax", np.max), "ReduceMin": ("reduceMin", np.min), "ReduceSum": ("reduceSum", np.sum),
+    "ReduceProd": ("reduceProduct", np.prod), "ReduceMean": ("reduceMean", None), "ReduceL1": ("reduceL1", None),
+    "ReduceL2": ("reduceL2", None),
+    # Booleans are uint8 0/1: "all" is the minimum, "any" the maximum.
+    "ReduceLogicalAnd": ("reduceMin", np.min), "ReduceLogicalOr": ("reduceMax", np.max),
+}
+
+
+def _flag(t, key: str, default: str = "false") -> bool:
+    return t.layer.data.get(key, default).strip().lower() in ("true", "1")
+
+
+def _float(t, key: str, default: str | None = None) -> float:
+    text = t.layer.data.get(key, default)
+    if text is None:
+        raise t.malformed(f"the {key!r} attribute is missing")
+    try:
+        return float(text)
+    except ValueError:
+        raise t.malformed(f"the {key!r} attribute {text!r} is not a number") from None
+
+
+def _axes(t, value, rank: int) -> list[int]:
+    axes = sorted({t.axis(a, rank, "axes item") for a in t.ints(value, "axes")})
+    return axes
+
+
+def reduce(t, inputs):
+    """Reduce*-1 (ReduceL1/L2-4, ReduceLogical*-1): keep_dims keeps the reduced
+    axes as 1s; an empty axes list reduces nothing."""
+    if len(inputs) != 2:
+        raise t.malformed(f"{t.layer.type} takes 2 inputs, not {len(inputs)}")
+    data, axes_value = inputs
+    method, fold = _REDUCTIONS[t.layer.type]
+    axes = _axes(t, axes_value, len(t.shape(data)))
+    keep = _flag(t, "keep_dims")
+    if t.layer.type.startswith("ReduceLogical") and t.data_type(data) != "uint8":
+        raise t.malformed(f"{t.layer.type} needs boolean data, not {t.data_type(data)}")
+    if isinstance(data, np.ndarray) and fold is not None:
+        return [np.asarray(fold(data, axis=tuple(axes), keepdims=keep)).astype(data.dtype)]
+    x = t.operand(data)
+    if method in ("reduceMean", "reduceL2") and x.dataType not in FLOATS:
+        raise t.unsupported(f"{t.layer.type} of {x.dataType} is not supported (WebNN's {method} takes floats)")
+    if not axes:
+        return [x]
+    return [getattr(t.b, method)(x, {"axes": axes, "keepDimensions": keep})]
+
+
+def _eps_mode(t, key: str, values: tuple[str, str]) -> str:
+    mode = t.layer.data.get(key, values[0]).lower()
+    if mode not in values:
+        raise t.malformed(f"{key} {mode!r} is not one of {', '.join(values)}")
+    return mode
+
+
+def mvn(t, inputs):
+    """MVN-6 (data, axes; normalize_variance, eps, eps_mode) and MVN-1 (data;
+    across_channels or reduction_axes, normalize_variance, eps added to the
+    variance): (x - mean) / sqrt(var + eps) is WebNN's
+    layerNormalization over the axes; the other forms are spelled out."""
+    x = t.operand(inputs[0])
+    if x.dataType not in FLOATS:
+        raise t.unsupported(f"MVN of {x.dataType} is not supported (floats only)")
+    rank = len(x.shape)
+    if t.layer.version == "opset1" or len(inputs) == 1:
+        if len(inputs) != 1:
+            raise t.malformed(f"MVN-1 takes 1 input, not {len(inputs)}")
+        if "reduction_axes" in t.layer.data:
+            axes = sorted({t.axis(a, rank, "reduction_axes item") for a in t.attr_ints("reduction_axes")})
+        else:
+            axes = list(range(1 if _flag(t, "across_channels") else 2, rank))
+        mode = "inside_sqrt"
+    else:
+        if len(inputs) != 2:
+            raise t.malformed(f"MVN-6 takes 2 inputs, not {len(inputs)}")
+        axes = _axes(t, inputs[1], rank)
+        mode = _eps_mode(t, "eps_mode", ("inside_sqrt", "outside_sqrt"))
+    eps = _float(t, "eps")
+    if not axes:
+        raise t.unsupported("MVN over no axes is not supported")
+    normalize = _flag(t, "normalize_variance", "true")
+    if normalize and mode == "inside_sqrt":
+        return [t.b.layerNormalization(x, {"axes": axes, "epsilon": eps})]
+    options = {"axes": axes, "keepDimensions": True}
+    centred = t.b.sub(x, t.b.reduceMean(x, options))
+    if not normalize:
+        return [centred]
+    deviation = t.b.sqrt(t.b.reduceMean(t.b.mul(centred, centred), options))
+    epsilon = t.operand(np.array(eps, dtype=np.dtype(x.dataType)))
+    return [t.b.div(centred, t.b.add(deviation, epsilon))]
+
+
+def batch_norm(t, inputs):
+    """BatchNormInference-1 (gamma, beta, data, mean, variance) and -5 (data,
+    gamma, beta, mean, variance): WebNN's batchNormalization over axis 1."""
+    if len(inputs) != 5:
+        raise t.malformed(f"BatchNormInference takes 5 inputs, not {len(inputs)}")
+    if t.layer.version == "opset1":
+        gamma, beta, data, mean, variance = inputs
+    else:
+        data, gamma, beta, mean, variance = inputs
+    x = t.operand(data)
+    return [t.b.batchNormalization(x, t.operand(mean), t.operand(variance),
+                                   {"scale": t.operand(gamma), "bias": t.operand(beta),
+                                    "epsilon": _float(t, "epsilon"), "axis": 1 if len(x.shape) > 1 else 0})]
+
+
+def normalize_l2(t, inputs):
+    """NormalizeL2-1: x / sqrt(max(sum(x^2), eps)) (eps_mode max) or
+    x / sqrt(sum(x^2) + eps) (add), the sum over the axes."""
+    if len(inputs) != 2:
+        raise t.malformed(f"NormalizeL2 takes 2 inputs, not {len(inputs)}")
+    x = t.operand(inputs[0])
+    if x.dataType not in FLOATS:
+        raise t.unsupported(f"NormalizeL2 of {x.dataType} is not supported (floats only)")
+    axes = _axes(t, inputs[1], len(x.shape))
+    eps = t.operand(np.array(_float(t, "eps"), dtype=np.dtype(x.dataType)))
+    mode = _eps_mode(t, "eps_mode", ("add", "max"))
+    if not axes:
+        # No axes: each element is its own group, sum(x^2) = x^2.
+        squares = t.b.mul(x, x)
+    else:
+        squares = t.b.reduceSumSquare(x, {"axes": axes, "keepDimensions": True})
+    guarded = t.b.max(squares, eps) if mode == "max" else t.b.add(squares, eps)
+    return [t.b.div(x, t.b.sqrt(guarded))]
+
+
+def lrn(t, inputs):
+    """LRN-1 across channels (axes [1]) or over the spatial axes ([2, 3]):
+    x / (bias + alpha / size^len(axes) * sqr_sum)^beta, sqr_sum the sum of x^2
+    over the window of `size` positions centred on each one ((size - 1) // 2
+    on each side, clipped to the tensor)."""
+    if len(inputs) != 2:
+        raise t.malformed(f"LRN takes 2 inputs, not {len(inputs)}")
+    x = t.operand(inputs[0])
+    if x.dataType not in FLOATS or len(x.shape) != 4:
+        raise t.unsupported(f"LRN of a rank-{len(x.shape)} {x.dataType} tensor is not supported (4-D floats)")
+    axes = _axes(t, inputs[1], 4)
+    size = t.attr_int("size")
+    if size < 1:
+        raise t.malformed(f"size {size} is not positive")
+    alpha, beta, bias = _float(t, "alpha"), _float(t, "beta"), _float(t, "bias")
+    half = (size - 1) // 2
+    squares = t.b.mul(x, x)
+    if axes == [1]:
+        window = [2 * half + 1, 1]
+        # Channels into the pooling's height: [N, 1, C, H*W].
+        n, c, h, w = x.shape
+        flat = t.b.reshape(squares, [n, 1, c, h * w])
+        padded = t.b.pad(flat, [0, 0, half, 0], [0, 0, half, 0])
+        summed = t.b.reshape(_window_sum(t, padded, window), [n, c, h, w])
+    elif axes == [2, 3]:
+        window = [2 * half + 1, 2 * half + 1]
+        padded = t.b.pad(squares, [0, 0, half, half], [0, 0, half, half])
+        summed = _window_sum(t, padded, window)
+    else:
+        raise t.unsupported(f"LRN over axes {axes} is not supported (axes [1] or [2, 3])")
+    scale = alpha / size ** len(axes)
+    base = t.b.add(t.b.mul(summed, t.operand(np.array(scale, np.dtype(x.dataType)))),
+                   t.operand(np.array(bias, np.dtype(x.dataType))))
+    return [t.b.div(x, t.b.pow(base, t.operand(np.array(beta, np.dtype(x.dataType)))))]
+
+
+def _window_sum(t, padded, window: list[int]):
+    """The sum over each window of a zero-padded NCHW tensor: an average pool
+    without padding (so every window counts all its taps) times the window's size."""
+    mean = t.b.averagePool2d(padded, {"windowDimensions": window})
+    count = window[0] * window[1]
+    return t.b.mul(mean, t.operand(np.array(count, np.dtype(padded.dataType))))
+
+
+def cumsum(t, inputs):
+    """CumSum-3: along `axis` (an input; 0 when absent), exclusive and reverse
+    attributes: WebNN's cumulativeSum."""
+    if len(inputs) not in (1, 2):
+        raise t.malformed(f"CumSum takes 1 or 2 inputs, not {len(inputs)}")
+    x = t.operand(inputs[0])
+    axes = t.ints(inputs[1], "axis") if len(inputs) == 2 else [0]
+    if len(axes) != 1:
+        raise t.malformed(f"the axis input holds {len(axes)} values, not 1")
+    axis = t.axis(axes[0], len(x.shape))
+    return [t.b.cumulativeSum(x, axis, {"exclusive": _flag(t, "exclusive"), "reversed": _flag(t, "reverse")})]
+
+
+def topk(t, inputs):
+    """TopK-1/3/11 with k = 1: the largest (mode max) or smallest (min) element
+    along `axis` and its index (the first one among equals, as OpenVINO's
+    ordering gives); larger k needs a sort, which WebNN does not have."""
+    if len(inputs) != 2:
+        raise t.malformed(f"TopK takes 2 inputs, not {len(inputs)}")
+    x = t.operand(inputs[0])
+    ks = t.ints(inputs[1], "k")
+    if len(ks) != 1:
+        raise t.malformed(f"k holds {len(ks)} values, not 1")
+    if ks[0] != 1:
+        raise t.unsupported(f"k = {ks[0]} needs sorting, which WebNN cannot express (k = 1 is supported)")
+    axis = t.axis(t.attr_int("axis"), len(x.shape))
+    mode = t.layer.data.get("mode", "max").lower()
+    if mode not in ("max", "min"):
+        raise t.malformed(f"mode {mode!r} is not max or min")
+    index_type = {"i32": "int32", "i64": "int64"}.get(t.layer.data.get("index_element_type", "i32"))
+    if index_type is None:
+        raise t.malformed(f"index_element_type {t.layer.data.get('index_element_type')!r} is not i32 or i64")
+    options = {"axes": [axis], "keepDimensions": True}
+    values = t.b.reduceMax(x, options) if mode == "max" else t.b.reduceMin(x, options)
+    arg = t.b.argMax if mode == "max" else t.b.argMin
+    indices = arg(x, axis, {"keepDimensions": True, "outputDataType": index_type})
+    return [values, indices]
+
+
+TRANSLATORS = {
+    **{name: reduce for name in _REDUCTIONS},
+    "MVN": mvn, "BatchNormInference": batch_norm, "NormalizeL2": normalize_l2, "LRN": lrn, "CumSum": cumsum,
+    "TopK": topk,
+}
