@@ -46,6 +46,8 @@ class Kernels:
         self._im2col = functions.im2col_nhwc
         self._layernorm = functions.layernorm_rows_f32
         self._epilogue = functions.gemm_epilogue
+        self._lstm = functions.lstm_sequence_f32
+        self._gru = functions.gru_sequence_f32
         self._erfc_table = None
         self.name = name
 
@@ -183,6 +185,34 @@ class Kernels:
                             pads_begin[0], pads_begin[1], int(clamp is not None), float(lo), float(hi))
         return out
 
+    def lstm_sequence(self, xw: np.ndarray, rt: np.ndarray, peephole, h: np.ndarray, c: np.ndarray,
+                      seq: np.ndarray | None, gate_offsets, reverse: bool, activations) -> None:
+        """§8.9.33 lstm's time steps for one direction (kernels.c lstm_sequence_f32): xw
+        [steps, batch, 4H] the input parts (x Wᵀ + bias + recurrentBias), rt = Rᵀ [H, 4H], peephole
+        [3H] or None, h and c [batch, H] updated in place, seq (or None) a [steps, batch, H] view
+        whose rows are contiguous (e.g. sequence[:, d]); gate_offsets (i, o, f, g) in units of H;
+        activations: kernels.c codes (0 relu, 1 sigmoid, 2 tanh). All float32, C-contiguous."""
+        steps, batch, width = xw.shape
+        hidden = width // 4
+        gates = np.empty(batch * width, _F32)
+        stride = seq.strides[0] // 4 if seq is not None else 0
+        self._lstm(steps, batch, hidden, self._ptr(xw), self._ptr(rt), self._ptr(peephole), self._ptr(h),
+                   self._ptr(c), self._ptr(seq), stride, self._ptr(gates), *gate_offsets, int(reverse),
+                   *activations)
+
+    def gru_sequence(self, xw: np.ndarray, rt: np.ndarray, recurrent_bias, h: np.ndarray,
+                     seq: np.ndarray | None, gate_offsets, reverse: bool, reset_after: bool, activations) -> None:
+        """§8.9.25 gru's time steps for one direction (kernels.c gru_sequence_f32): xw
+        [steps, batch, 3H] = x Wᵀ + bias, rt = Rᵀ [H, 3H], recurrent_bias [3H] or None, h
+        [batch, H] updated in place, seq as for lstm_sequence; gate_offsets (z, r, n)."""
+        steps, batch, width = xw.shape
+        hidden = width // 3
+        gates = np.empty(batch * width + hidden, _F32)
+        stride = seq.strides[0] // 4 if seq is not None else 0
+        self._gru(steps, batch, hidden, self._ptr(xw), self._ptr(rt), self._ptr(recurrent_bias), self._ptr(h),
+                  self._ptr(seq), stride, self._ptr(gates), *gate_offsets, int(reverse), int(reset_after),
+                  *activations)
+
 
 class HostKernels(Kernels):
     """The native build: its kernels, except that GEMMs are numpy's matmul (the host's
@@ -256,6 +286,8 @@ def native_library(path):
         "im2col_nhwc": [p] + [i] * 14 + [p],
         "layernorm_rows_f32": [p, p, i, i, p, p, ctypes.c_double],
         "gemm_epilogue": [p, p, i, i, p, p, p, i, f, f],
+        "lstm_sequence_f32": [i, i, i, p, p, p, p, p, p, i, p] + [i] * 8,
+        "gru_sequence_f32": [i, i, i, p, p, p, p, p, i, p] + [i] * 6,
     }
     for name, argtypes in signatures.items():
         function = getattr(lib, name)

@@ -4,11 +4,20 @@ Each builder call is one graph node; the kernel runs every time step (and both
 directions) itself, following the math of the spec's non-normative
 decompositions. Gates are sliced out of the packed weight/bias tensors by the
 `layout` option; the activations default to the spec's sigmoid/tanh(/tanh).
+
+float32 lstm and gru run in the C kernels when they are there (webnn_py.kernels:
+WebAssembly in Pyodide, the native build on the host): the input parts of all time
+steps as one GEMM up front, then each direction's whole sequence in one C call
+(kernels.c lstm_sequence_f32 / gru_sequence_f32), the same float32 operations in
+the decomposition's order, activations rounded once from double. With constant
+weights (a model's), specialise.py prepares them once at build() (`lstm_runner`,
+`gru_runner`); otherwise each call prepares them.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..base.descriptor import MAX_DIMENSION, OperandDescriptor
 from .registry import FLOATS, BuildContext, TensorLimits, compute_type, register
 
@@ -317,6 +326,103 @@ class _LstmDirection:
         return o * self.h_act(c_new), c_new
 
 
+# kernels.c's activation codes (activate2).
+C_ACTIVATIONS = {"relu": 0, "sigmoid": 1, "tanh": 2}
+
+
+def _fast_kernels(dtype):
+    return kernels.simd() if np.dtype(dtype) == np.float32 else None
+
+
+def _input_parts(fast, weight_t, packed, bias, x):
+    """x Wᵀ + bias for every time step and batch row at once: [steps, batch, gates * H]."""
+    steps, batch, _ = x.shape
+    a = np.ascontiguousarray(x, np.float32).reshape(steps * batch, -1)
+    return fast.gemm(a, weight_t, bias_n=bias, packed_b=packed).reshape(steps, batch, -1)
+
+
+def _c_weights(fast, weight, recurrent_weight):
+    """Wᵀ (and its GEMM packing) and Rᵀ, contiguous float32: the C loop's layout."""
+    weight_t = np.ascontiguousarray(weight.T, np.float32)
+    return weight_t, fast.pack_b(weight_t), np.ascontiguousarray(recurrent_weight.T, np.float32)
+
+
+def _initial(state, d, batch, hidden):
+    return (np.zeros((batch, hidden), np.float32) if state is None
+            else np.array(state[d], np.float32, order="C", copy=True))
+
+
+def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attributes):
+    """§8.9.33 for float32 in the C kernels, weights prepared now: returns run(x, h0, c0) giving
+    the operator's outputs, or None where there are no C kernels."""
+    fast = _fast_kernels(weight.dtype)
+    if fast is None:
+        return None
+    hidden = attributes["hidden_size"]
+    order = LSTM_GATES[attributes["layout"]]
+    offsets = tuple(order.index(g) for g in ("i", "o", "f", "g"))
+    codes = tuple(C_ACTIVATIONS[a] for a in attributes["activations"])
+    directions = []
+    for d in range(weight.shape[0]):
+        weight_t, packed, rt = _c_weights(fast, weight[d], recurrent_weight[d])
+        # The numpy path's bias + recurrentBias, added once in float32.
+        combined = (_or_zeros(None if bias is None else bias[d], (4 * hidden,), np.float32)
+                    + _or_zeros(None if recurrent_bias is None else recurrent_bias[d], (4 * hidden,), np.float32))
+        peep = None if peephole is None else np.ascontiguousarray(peephole[d], np.float32)
+        directions.append((weight_t, packed, rt, combined, peep))
+    backward_all = attributes["direction"] == "backward"
+
+    def run(x, initial_hidden, initial_cell):
+        steps, batch = x.shape[0], x.shape[1]
+        sequence = np.empty((steps, len(directions), batch, hidden), np.float32)
+        final_h = np.empty((len(directions), batch, hidden), np.float32)
+        final_c = np.empty_like(final_h)
+        for d, (weight_t, packed, rt, combined, peep) in enumerate(directions):
+            xw = _input_parts(fast, weight_t, packed, combined, x)
+            h, c = _initial(initial_hidden, d, batch, hidden), _initial(initial_cell, d, batch, hidden)
+            fast.lstm_sequence(xw, rt, peep, h, c, sequence[:, d], offsets, d == 1 or backward_all, codes)
+            final_h[d], final_c[d] = h, c
+        results = [final_h, final_c]
+        if attributes["return_sequence"]:
+            results.append(sequence)
+        return results
+    return run
+
+
+def gru_runner(weight, recurrent_weight, bias, recurrent_bias, attributes):
+    """§8.9.25 for float32 in the C kernels, as lstm_runner: run(x, h0), or None."""
+    fast = _fast_kernels(weight.dtype)
+    if fast is None:
+        return None
+    hidden = attributes["hidden_size"]
+    order = GRU_GATES[attributes["layout"]]
+    offsets = tuple(order.index(g) for g in ("z", "r", "n"))
+    codes = tuple(C_ACTIVATIONS[a] for a in attributes["activations"])
+    directions = []
+    for d in range(weight.shape[0]):
+        weight_t, packed, rt = _c_weights(fast, weight[d], recurrent_weight[d])
+        b = None if bias is None else np.ascontiguousarray(bias[d], np.float32)
+        rb = None if recurrent_bias is None else np.ascontiguousarray(recurrent_bias[d], np.float32)
+        directions.append((weight_t, packed, rt, b, rb))
+    backward_all = attributes["direction"] == "backward"
+
+    def run(x, initial_hidden):
+        steps, batch = x.shape[0], x.shape[1]
+        sequence = np.empty((steps, len(directions), batch, hidden), np.float32)
+        final = np.empty((len(directions), batch, hidden), np.float32)
+        for d, (weight_t, packed, rt, b, rb) in enumerate(directions):
+            xw = _input_parts(fast, weight_t, packed, b, x)
+            h = _initial(initial_hidden, d, batch, hidden)
+            fast.gru_sequence(xw, rt, rb, h, sequence[:, d], offsets, d == 1 or backward_all,
+                              attributes["reset_after"], codes)
+            final[d] = h
+        results = [final]
+        if attributes["return_sequence"]:
+            results.append(sequence)
+        return results
+    return run
+
+
 def _step_order(steps: int, reverse: bool):
     return range(steps - 1, -1, -1) if reverse else range(steps)
 
@@ -326,6 +432,9 @@ def gru_kernel(inputs, attributes, outputs):
     backward direction reads the input from the last step to the first and its
     sequence entries are stored at the time index they were computed from."""
     x, weight, recurrent_weight, bias, recurrent_bias, initial_hidden = inputs
+    run = gru_runner(weight, recurrent_weight, bias, recurrent_bias, attributes) if x.dtype == np.float32 else None
+    if run is not None:
+        return run(x, initial_hidden)
     out_dtype = x.dtype
     dtype = compute_type(x.dtype)
     steps, hidden_size = attributes["steps"], attributes["hidden_size"]
@@ -366,6 +475,10 @@ def gru_cell_kernel(inputs, attributes, outputs):
 def lstm_kernel(inputs, attributes, outputs):
     """§8.9.33: like gru_kernel, carrying the cell state beside the hidden state."""
     x, weight, recurrent_weight, bias, recurrent_bias, peephole, initial_hidden, initial_cell = inputs
+    run = (lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attributes)
+           if x.dtype == np.float32 else None)
+    if run is not None:
+        return run(x, initial_hidden, initial_cell)
     out_dtype = x.dtype
     dtype = compute_type(x.dtype)
     steps, hidden_size = attributes["steps"], attributes["hidden_size"]

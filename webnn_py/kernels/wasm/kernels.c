@@ -536,3 +536,172 @@ EXPORT void layernorm_rows_f32(const float *x, float *out, int rows, int n,
         }
     }
 }
+
+/* ------------------------------------------------------------ lstm / gru ----
+ * §8.9.33 lstm and §8.9.25 gru over a whole sequence, one direction per call: the
+ * caller computed every step's input part xw[t] = x[t] Wᵀ + bias (+ recurrentBias for
+ * lstm) as one GEMM up front; this loop does the rest of each step (the spec's
+ * lstmCell / gruCell decomposition, §8.9.34 / §8.9.26) without leaving C:
+ *   recurrent product  h R: rt is Rᵀ [hidden, gates * hidden] row-major; each output
+ *                      column is a sum over k in increasing k order, 32 columns at a
+ *                      time in registers (one pass over rt per step and batch row);
+ *   gates              the float32 operations of the decomposition, in its order;
+ *   activations        sigmoid, tanh (relu), evaluated in double two lanes at a time
+ *                      and rounded once (within one float32 ULP of the exact value).
+ * h, c: [batch, hidden] states, read and updated in place. seq (or null): step t's
+ * hidden state is written to seq + t * seq_stride ([batch, hidden] there). `gates`:
+ * the caller's scratch, batch * gates * hidden floats (gru: + batch * hidden more).
+ * Gate offsets are given in units of hidden (the `layout` option's order).
+ */
+INLINE v2d sigmoid2(v2d x) {
+    /* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) for x < 0: e^-|x| never overflows. */
+    v2l negative = x < splat2(0.0);
+    v2d e = exp_neg2(select2(negative, -x, x));
+    return select2(negative, e, splat2(1.0)) / (splat2(1.0) + e);
+}
+
+INLINE v2d tanh2(v2d x) {
+    /* sign(x) (1 - e) / (1 + e), e = e^-2|x|; below 2^-10 the odd series x - x^3/3 + 2x^5/15
+     * (1 - e would cancel there). NaN stays NaN. */
+    v2d a = (v2d)((v2l)x & (v2l){INT64_MAX, INT64_MAX});
+    v2d e = exp_neg2(a * splat2(2.0));
+    v2d big = (splat2(1.0) - e) / (splat2(1.0) + e);
+    big = (v2d)((v2l)big | ((v2l)x & (v2l){INT64_MIN, INT64_MIN}));
+    v2d x2 = x * x;
+    v2d small = x - x * x2 * (splat2(1.0 / 3.0) - x2 * splat2(2.0 / 15.0));
+    return select2(a < splat2(0.0009765625), small, big);
+}
+
+/* act: 0 relu, 1 sigmoid, 2 tanh (ops/recurrent.py's RECURRENT_ACTIVATIONS). */
+INLINE v2d activate2(v2d x, int act) {
+    if (act == 1) return sigmoid2(x);
+    if (act == 2) return tanh2(x);
+    return select2(x > splat2(0.0), x, select2(x != x, x, splat2(0.0)));
+}
+
+/* x[i] = act(x[i]), n floats, in place. */
+INLINE void activate_f32(float *x, int n, int act) {
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+        v2d v = activate2((v2d){x[i], x[i + 1]}, act);
+        x[i] = (float)v[0];
+        x[i + 1] = (float)v[1];
+    }
+    if (i < n) x[i] = (float)activate2(splat2(x[i]), act)[0];
+}
+
+/* out[j] = add[j] + sum_k h[k] rt[k, j] for j < n (rt row stride ld), k in increasing order. */
+INLINE void gemv_add(const float *h, int hidden, const float *rt, int ld, int n, const float *add, float *out) {
+    int j = 0;
+    for (; j + 32 <= n; j += 32) {
+        /* 8 independent accumulators: the adds' latency overlaps. */
+        v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};
+        const float *r = rt + j;
+        for (int k = 0; k < hidden; k++, r += ld) {
+            v4 x = splat(h[k]);
+            s0 += x * load4(r); s1 += x * load4(r + 4); s2 += x * load4(r + 8); s3 += x * load4(r + 12);
+            s4 += x * load4(r + 16); s5 += x * load4(r + 20); s6 += x * load4(r + 24); s7 += x * load4(r + 28);
+        }
+        store4(out + j, load4(add + j) + s0); store4(out + j + 4, load4(add + j + 4) + s1);
+        store4(out + j + 8, load4(add + j + 8) + s2); store4(out + j + 12, load4(add + j + 12) + s3);
+        store4(out + j + 16, load4(add + j + 16) + s4); store4(out + j + 20, load4(add + j + 20) + s5);
+        store4(out + j + 24, load4(add + j + 24) + s6); store4(out + j + 28, load4(add + j + 28) + s7);
+    }
+    for (; j + 16 <= n; j += 16) {
+        v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+        const float *r = rt + j;
+        for (int k = 0; k < hidden; k++, r += ld) {
+            v4 x = splat(h[k]);
+            s0 += x * load4(r); s1 += x * load4(r + 4); s2 += x * load4(r + 8); s3 += x * load4(r + 12);
+        }
+        store4(out + j, load4(add + j) + s0); store4(out + j + 4, load4(add + j + 4) + s1);
+        store4(out + j + 8, load4(add + j + 8) + s2); store4(out + j + 12, load4(add + j + 12) + s3);
+    }
+    for (; j + 4 <= n; j += 4) {
+        v4 s0 = {0};
+        const float *r = rt + j;
+        for (int k = 0; k < hidden; k++, r += ld) s0 += splat(h[k]) * load4(r);
+        store4(out + j, load4(add + j) + s0);
+    }
+    for (; j < n; j++) {
+        float s = 0.0f;
+        for (int k = 0; k < hidden; k++) s += h[k] * rt[(long)k * ld + j];
+        out[j] = add[j] + s;
+    }
+}
+
+/* lstm: gates = xw[t] + h Rᵀ; i, f, o = f_act(gate + c ⊙ peephole) (peephole i, o, f, or
+ * null); g = g_act(gate); c' = f ⊙ c + i ⊙ g; h' = o ⊙ h_act(c'). */
+EXPORT void lstm_sequence_f32(int steps, int batch, int hidden, const float *xw, const float *rt,
+                              const float *peephole, float *h, float *c, float *seq, int seq_stride, float *gates,
+                              int gi, int go, int gf, int gg, int reverse, int act_f, int act_g, int act_h) {
+    int width = 4 * hidden;
+    for (int s = 0; s < steps; s++) {
+        int t = reverse ? steps - 1 - s : s;
+        for (int b = 0; b < batch; b++) {
+            float *gb = gates + (long)b * width, *hb = h + (long)b * hidden, *cb = c + (long)b * hidden;
+            gemv_add(hb, hidden, rt, width, width, xw + ((long)t * batch + b) * width, gb);
+            float *ig = gb + gi * hidden, *og = gb + go * hidden, *fg = gb + gf * hidden, *gg_ = gb + gg * hidden;
+            if (peephole) {
+                for (int j = 0; j < hidden; j++) {
+                    ig[j] += cb[j] * peephole[j];
+                    og[j] += cb[j] * peephole[hidden + j];
+                    fg[j] += cb[j] * peephole[2 * hidden + j];
+                }
+            }
+            activate_f32(ig, hidden, act_f);
+            activate_f32(fg, hidden, act_f);
+            activate_f32(og, hidden, act_f);
+            activate_f32(gg_, hidden, act_g);
+            for (int j = 0; j < hidden; j++) cb[j] = fg[j] * cb[j] + ig[j] * gg_[j];
+            for (int j = 0; j < hidden; j++) gg_[j] = cb[j];           /* h_act(c') in g's place */
+            activate_f32(gg_, hidden, act_h);
+            for (int j = 0; j < hidden; j++) hb[j] = og[j] * gg_[j];
+            if (seq) {
+                float *out = seq + (long)t * seq_stride + (long)b * hidden;
+                for (int j = 0; j < hidden; j++) out[j] = hb[j];
+            }
+        }
+    }
+}
+
+/* gru: z = f((xw_z + rb_z) + h R_zᵀ), r likewise; n = g(xw_n + r ⊙ (h R_nᵀ + rb_n)) with
+ * reset_after, else g((xw_n + rb_n) + (r ⊙ h) R_nᵀ); h' = z ⊙ h + (1 - z) ⊙ n. xw holds
+ * x Wᵀ + bias only; rb (recurrentBias, 3 * hidden, or null) is added here, in that order. */
+EXPORT void gru_sequence_f32(int steps, int batch, int hidden, const float *xw, const float *rt, const float *rb,
+                             float *h, float *seq, int seq_stride, float *gates, int gz, int gr, int gn,
+                             int reverse, int reset_after, int act_f, int act_g) {
+    int width = 3 * hidden;
+    float *rh = gates + (long)batch * width;           /* r ⊙ h, or h R_nᵀ + rb_n */
+    for (int s = 0; s < steps; s++) {
+        int t = reverse ? steps - 1 - s : s;
+        for (int b = 0; b < batch; b++) {
+            float *gb = gates + (long)b * width, *hb = h + (long)b * hidden;
+            const float *xb = xw + ((long)t * batch + b) * width;
+            /* gb = xw (+ rb) for every gate, then z and r get their recurrent products. */
+            for (int j = 0; j < width; j++) gb[j] = rb ? xb[j] + rb[j] : xb[j];
+            float *zg = gb + gz * hidden, *rg = gb + gr * hidden, *ng = gb + gn * hidden;
+            gemv_add(hb, hidden, rt + gz * hidden, width, hidden, zg, zg);
+            gemv_add(hb, hidden, rt + gr * hidden, width, hidden, rg, rg);
+            activate_f32(zg, hidden, act_f);
+            activate_f32(rg, hidden, act_f);
+            if (reset_after) {
+                /* n = xw_n + r ⊙ (h R_nᵀ + rb_n): rh = rb_n + h R_nᵀ, summed as (h R_nᵀ) + rb_n. */
+                for (int j = 0; j < hidden; j++) rh[j] = 0.0f;
+                gemv_add(hb, hidden, rt + gn * hidden, width, hidden, rh, rh);
+                const float *xn = xb + gn * hidden;
+                for (int j = 0; j < hidden; j++)
+                    ng[j] = xn[j] + rg[j] * (rb ? rh[j] + rb[gn * hidden + j] : rh[j]);
+            } else {
+                for (int j = 0; j < hidden; j++) rh[j] = rg[j] * hb[j];
+                gemv_add(rh, hidden, rt + gn * hidden, width, hidden, ng, ng);
+            }
+            activate_f32(ng, hidden, act_g);
+            for (int j = 0; j < hidden; j++) hb[j] = zg[j] * hb[j] + (1.0f - zg[j]) * ng[j];
+            if (seq) {
+                float *out = seq + (long)t * seq_stride + (long)b * hidden;
+                for (int j = 0; j < hidden; j++) out[j] = hb[j];
+            }
+        }
+    }
+}

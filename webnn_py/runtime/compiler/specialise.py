@@ -15,6 +15,7 @@ from ... import kernels
 from ...ops import operator_kind
 from ...ops.convolution import conv2d_prepare
 from ...ops.matmul import batched_gemm, gemm
+from ...ops.recurrent import gru_runner, lstm_runner
 from ...ops.registry import compute_type
 from ..ir import Node
 
@@ -136,4 +137,40 @@ def _matmul(node: Node, constant_of):
     return kernel
 
 
-_SPECIALISERS = {"conv2d": _conv2d, "gemm": _gemm, "matmul": _matmul}
+def _constants(values, constant_of):
+    """The arrays of `values` (None stays None), or None if one of them is not a constant."""
+    arrays = []
+    for value in values:
+        array = None if value is None else constant_of(value)
+        if value is not None and array is None:
+            return None
+        arrays.append(array)
+    return arrays
+
+
+def _lstm(node: Node, constant_of):
+    """§8.9.33 with constant weights, biases and peepholes: laid out for the C sequence loop
+    once (ops/recurrent.py lstm_runner); the states may be inputs."""
+    x, *parameters, initial_hidden, initial_cell = node.inputs
+    arrays = _constants(parameters, constant_of)
+    if arrays is None or x.descriptor.type.numpy != _F32:
+        return None
+    run = lstm_runner(*arrays, node.attributes)
+    if run is None:
+        return None
+    return lambda inputs, _attributes, _outputs: run(inputs[0], inputs[6], inputs[7])
+
+
+def _gru(node: Node, constant_of):
+    """§8.9.25 likewise (gru_runner)."""
+    x, *parameters, initial_hidden = node.inputs
+    arrays = _constants(parameters, constant_of)
+    if arrays is None or x.descriptor.type.numpy != _F32:
+        return None
+    run = gru_runner(*arrays, node.attributes)
+    if run is None:
+        return None
+    return lambda inputs, _attributes, _outputs: run(inputs[0], inputs[5])
+
+
+_SPECIALISERS = {"conv2d": _conv2d, "gemm": _gemm, "matmul": _matmul, "lstm": _lstm, "gru": _gru}
