@@ -3423,6 +3423,17 @@ const WEBNN_IDL_METADATA = {
               "returnType": "sequence<MLTensorInfo>"
             }
           ]
+        },
+        {
+          "name": "resetState",
+          "static": false,
+          "length": 0,
+          "overloads": [
+            {
+              "arguments": [],
+              "returnType": "undefined"
+            }
+          ]
         }
       ],
       "attributes": []

@@ -79,7 +79,8 @@ def small() -> bytes:
 
 
 def test_the_small_model_is_valid(small):
-    inputs, outputs, _ = _translate(small)
+    inputs, outputs, _, state = _translate(small)
+    assert state is None
     assert [i.name for i in inputs] == ["x0"] and [o.name for o in outputs] == ["y"]
 
 

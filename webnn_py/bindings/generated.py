@@ -1366,6 +1366,10 @@ INTERFACES = {
                 O((
                 ), return_type='sequence<MLTensorInfo>'),
             ),
+            'resetState': (
+                O((
+                ), return_type='undefined'),
+            ),
         },
         attributes=(),
     ),

@@ -29,6 +29,11 @@ Where the draft is loose or contradicts itself we chose (see idl/model_loader.id
     nothing). Boolean IR tensors are uint8 0/1 data (WebNN has no boolean);
   * compute() rejects with the failure's error (an OperationError for a
     runaway loop) when running the graph fails, where dispatch() can only log;
+  * a TFLite model's state (resource variables with CALL_ONCE initialisation,
+    the variable tensors of LSTM/RNN operators) persists from one compute() to
+    the next, as between LiteRT invocations (tflite/state.py); resetState(),
+    our extension, puts it back to its value after load(). Each load() picks one
+    signature, and each MLModel has its own state;
   * compute(inputs) takes a record by input name, or, when the model has one
     input, that input's {data, dimensions} alone (§3 example 1);
   * compute(inputs, outputs) (§3 example 3) fills the caller's output buffers
@@ -87,8 +92,8 @@ class MLModelLoader:
             model._load_seconds = time.perf_counter() - started
             return model
         builder = MLGraphBuilder(context)
-        inputs, outputs, graph_outputs = await tflite.translate(builder, data, signature,
-                                                                max_iterations=max_iterations)
+        inputs, outputs, graph_outputs, plan = await tflite.translate(builder, data, signature,
+                                                                      max_iterations=max_iterations)
         graph = await builder.build(graph_outputs)
         input_tensors = {}
         for info in inputs:
@@ -98,15 +103,17 @@ class MLModelLoader:
         for info in outputs:
             output_tensors[info.graph_name] = await context.createTensor(
                 {"dataType": info.data_type, "shape": list(info.shape), "readable": True})
-        model = MLModel(context, graph, inputs, outputs, input_tensors, output_tensors)
+        state = await tflite.ModelState.create(context, plan) if plan is not None else None
+        model = MLModel(context, graph, inputs, outputs, input_tensors, output_tensors, state=state)
         model._load_seconds = time.perf_counter() - started
         return model
 
 
 class MLModel:
-    def __init__(self, context, graph, inputs, outputs, input_tensors, output_tensors, runner=None):
+    def __init__(self, context, graph, inputs, outputs, input_tensors, output_tensors, runner=None, state=None):
         self._context = context
         self._runner = runner        # an openvino.IRModel, which builds and runs its own graphs
+        self._state = state          # a tflite.ModelState: what the model keeps between compute() calls
         self._graph = graph
         self._inputs = inputs
         self._outputs = outputs
@@ -124,6 +131,17 @@ class MLModel:
         if self._runner is not None:
             return self._runner.outputs()
         return [_info(o) for o in self._outputs]
+
+    @operation("MLModel")
+    def resetState(self) -> None:
+        """Our extension (idl/model_loader.idl): every state variable of the model
+        (TFLite resource variables and variable tensors) back to its value after
+        load(), CALL_ONCE initialisation included. Ordered on the context's
+        timeline: computes called before it see the old state, later ones the new."""
+        if self._context._is_lost:
+            raise InvalidStateError("resetState: the model's context is lost")
+        if self._state is not None:
+            self._state.reset()
 
     async def compute(self, inputs=None, outputs=None):
         """compute(inputs) and compute(inputs, outputs); see the module docstring."""
@@ -149,8 +167,15 @@ class MLModel:
         # checks are skipped; unlike dispatch(), which can only log a failure
         # (WebNN issue #778), compute() is told of it and rejects.
         failures: list = []
-        context._enqueue_dispatch(self._graph, {k: v for k, v in self._input_tensors.items() if k in used},
-                                  dict(self._output_tensors), on_failure=failures.append)
+        feeds = {k: v for k, v in self._input_tensors.items() if k in used}
+        results_into = dict(self._output_tensors)
+        if self._state is not None:
+            state_in, state_out = self._state.main_tensors(self._graph)
+            feeds.update(state_in)
+            results_into.update(state_out)
+        context._enqueue_dispatch(self._graph, feeds, results_into, on_failure=failures.append)
+        if self._state is not None:
+            self._state.main_done()
         if into is not None:
             pending = [context.readTensor(self._output_tensors[o.graph_name], into[o.name]["data"].source)
                        for o in self._outputs]

@@ -11,6 +11,7 @@ from ...base.errors import DataError, NotSupportedError
 from .builtins import TRANSLATORS, unsupported
 from .importer import Importer, IOInfo, Session
 from .schema import Model, parse
+from .state import ModelState
 
 
 def select(model: Model, signature: str | None):
@@ -52,7 +53,8 @@ async def translate(builder, data: bytes, signature: str | None = None, *, max_i
 
     `max_iterations` bounds every WHILE loop (MLLoopOptions.maxIterations of the
     `loop` it becomes; None: that option's default).
-    Returns (inputs, outputs, graph_outputs): IOInfo lists and the operands to build."""
+    Returns (inputs, outputs, graph_outputs, state): IOInfo lists, the operands to
+    build, and the state.StatePlan of a model that keeps state (else None)."""
     model = parse(data)
     graph, input_names, output_names = select(model, signature)
     if not output_names:

@@ -14,12 +14,13 @@ names every operator it cannot translate.
 from __future__ import annotations
 
 from ...base.errors import NotSupportedError
-from . import ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize, ops_quant, ops_shape
+from . import (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
+               ops_quant, ops_shape, ops_state)
 from .schema import BUILTIN_NAMES, Model
 
 TRANSLATORS: dict = {}
 for _module in (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
-                ops_quant, ops_shape):
+                ops_quant, ops_shape, ops_state):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 # Reasons shared by several operators.
@@ -43,7 +44,6 @@ UNSUPPORTED = {
     "LSH_PROJECTION": "it hashes its input's bytes (farmhash fingerprints); WebNN has no bitwise or hash operators",
     "SVDF": _NOT_YET,
     "LSTM": _NOT_YET, "RNN": _NOT_YET, "UNIDIRECTIONAL_SEQUENCE_RNN": _NOT_YET, "UNIDIRECTIONAL_SEQUENCE_LSTM": _NOT_YET,
-    "CALL_ONCE": _NOT_YET, "VAR_HANDLE": _NOT_YET, "READ_VARIABLE": _NOT_YET, "ASSIGN_VARIABLE": _NOT_YET,
     "STABLEHLO_COMPOSITE": _NOT_YET,
     "CONCAT_EMBEDDINGS": _NOT_IN_FILES,
     "SKIP_GRAM": _STRING,

@@ -56,6 +56,8 @@ class Session:
     max_iterations: int | None = None       # MLLoopOptions.maxIterations of WHILE loops (None: the default)
     stack: list[int] = field(default_factory=list)
     budget: int = 0
+    states: dict = field(default_factory=dict)      # state key -> state.StateVar (state.py)
+    init: tuple | None = None                       # CALL_ONCE: (MLGraph, reads, writes)
 
     def __post_init__(self):
         total = sum(len(g.operators) for g in self.model.subgraphs)
@@ -70,6 +72,8 @@ class Importer:
         self.session = session if session is not None else Session(model, {})
         self._operands: dict[int, object] = {}     # tensor index -> MLOperand (float domain if quantized)
         self._constants: dict[int, np.ndarray] = {}
+        self._resources: dict[int, tuple] = {}     # tensor index -> resource variable key (VAR_HANDLE)
+        self.state = None                          # state.StateScope of a graph that may keep state
         self.op: Operator | None = None
 
     # -- errors -----------------------------------------------------------------------------
@@ -154,6 +158,12 @@ class Importer:
         if index in self._operands:
             return self._operands[index]
         t = self.tensor(index)
+        if t.is_variable:
+            # A recurrent operator's state (state.py imports this module, hence here).
+            from . import state
+            operand = state.read(self, *self.variable_tensor(index))
+            self._operands[index] = operand
+            return operand
         value = self.const(index)
         if value is None:
             raise self.fail(f"tensor {t.name!r} is read before any operator produced it")
@@ -178,6 +188,22 @@ class Importer:
     def scalar(self, value: float, like) -> object:
         """A constant of the operand's rank (all ones shape), for broadcasting."""
         return self.constant_operand(np.full([1] * len(like.shape), value, dtype=NUMPY_TYPES[like.dataType]))
+
+    def variable_tensor(self, index: int):
+        """(key, StateVar) of a variable tensor (Tensor.is_variable) of this subgraph."""
+        from . import state
+        t = self.tensor(index)
+        if not t.is_variable:
+            raise self.fail(f"its state tensor {t.name!r} is not a variable tensor")
+        key = ("tensor", self.graph.index, index)
+        return key, state.variable(self, key, f"variable tensor {t.name!r}", t, t.shape)
+
+    def resource(self, k: int) -> tuple:
+        """The resource variable key of input k (a VAR_HANDLE's output)."""
+        index = self.input_index(k)
+        if index not in self._resources:
+            raise self.fail(f"input {k} (tensor {self.tensor(index).name!r}) is not a VAR_HANDLE's resource")
+        return self._resources[index]
 
     # -- quantization -----------------------------------------------------------------------
 
@@ -242,7 +268,7 @@ class Importer:
             translate = session.translators.get(name)
             if translate is None:
                 raise NotSupportedError(f"load: {self.where()}: the TFLite operator {name} is not supported")
-            if not op.outputs:
+            if not op.outputs and not getattr(translate, "without_outputs", False):
                 raise self.fail("it has no outputs")
             session.budget -= 1
             if session.budget < 0:
@@ -257,14 +283,18 @@ class Importer:
                 # shapes or attributes are inconsistent (or beyond what WebNN expresses).
                 raise self.malformed(str(exc)) from None
             for k, index in enumerate(op.outputs):
-                if index not in self._operands and index not in self._constants:
+                if index not in self._operands and index not in self._constants and index not in self._resources:
                     raise self.fail(f"output {k} was not produced")
         self.op = None
 
     async def run(self, input_names: dict[int, str], output_names: dict[int, str], translators: dict):
-        """The main subgraph: its inputs become graph inputs, its outputs graph outputs."""
+        """The main subgraph: its inputs become graph inputs, its outputs graph outputs,
+        and the state it keeps (state.py) extra inputs and outputs.
+        Returns (inputs, outputs, graph_outputs, state.StatePlan or None)."""
+        from . import state
         self.session.translators = translators
         self.session.stack = [self.graph.index]
+        self.state = state.StateScope(self.b)
         inputs = []
         for index, name in input_names.items():
             t = self.tensor(index)
@@ -294,12 +324,23 @@ class Importer:
             graph_name = f"output_{len(outputs)}"
             graph_outputs[graph_name] = operand
             outputs.append(IOInfo(name, t, graph_name, operand.dataType, tuple(operand.shape)))
-        return inputs, outputs, graph_outputs
+        if not self.session.states:
+            return inputs, outputs, graph_outputs, None
+        state_outputs, reads, writes = state.outputs(self, self.state, self.session.states)
+        taken = {id(o._value) for o in graph_outputs.values()}
+        for name, operand in state_outputs.items():
+            # build() needs each output to be an operand of its own.
+            graph_outputs[name] = self.b.identity(operand) if id(operand._value) in taken else operand
+        plan = state.StatePlan(self.session.states, reads, writes)
+        if self.session.init is not None:
+            plan.init_graph, plan.init_reads, plan.init_writes = self.session.init
+        return inputs, outputs, graph_outputs, plan
 
-    async def call(self, index: int, builder, operands: list, role: str) -> list:
+    async def call(self, index: int, builder, operands: list, role: str, state=None) -> list:
         """Translate subgraph `index` into `builder` with its inputs bound to
         `operands` (as a TFLite WHILE invokes its cond and body subgraphs);
-        returns the operands of its outputs. `role` names it in errors."""
+        returns the operands of its outputs. `role` names it in errors; `state` is
+        the state.StateScope of a graph that keeps state (CALL_ONCE's), else None."""
         session = self.session
         model = self.model
         if not 0 <= index < len(model.subgraphs):
@@ -318,6 +359,7 @@ class Importer:
         if len(set(sub.inputs)) != len(sub.inputs):
             raise self.malformed(f"its {role} subgraph {index} lists an input tensor twice")
         child = Importer(builder, model, sub, session)
+        child.state = state
         for tensor_index, operand in zip(sub.inputs, operands):
             t = sub.tensors[tensor_index]
             expected = "uint8" if t.type_code == BOOL else t.ml_type
