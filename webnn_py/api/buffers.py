@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.descriptor import OperandDescriptor
+from ..base.errors import out_of_memory
 
 # Float16Array is still new in browsers; the spec's note on §12.1 lets
 # implementations take float16 data as raw bits in a Uint16Array, which is what
@@ -23,9 +24,13 @@ def validate_buffer_with_descriptor(buffer, desc: OperandDescriptor) -> str | No
     return None
 
 
-def copy_of_bytes(buffer, desc: OperandDescriptor) -> np.ndarray:
-    """"get a copy of the bytes held by the buffer source", as an array of the descriptor's type."""
-    array = np.empty(desc.shape, dtype=desc.type.numpy)
+def copy_of_bytes(buffer, desc: OperandDescriptor, operation: str) -> np.ndarray:
+    """"get a copy of the bytes held by the buffer source", as an array of the descriptor's
+    type; when it cannot be allocated, `operation` fails with UnknownError (base.errors.out_of_memory)."""
+    try:
+        array = np.empty(desc.shape, dtype=desc.type.numpy)
+    except MemoryError:
+        raise out_of_memory(operation, desc.byte_length, f"the copy of the {desc} data") from None
     buffer.copy_to(memoryview(array.reshape(-1).view(np.uint8)))
     return array
 

@@ -77,7 +77,7 @@ class MLGraphBuilder:
         problem = check_dimensions(desc) or validate_buffer_with_descriptor(buffer, desc)
         if problem:
             raise TypeError(f"constant: {problem}")
-        return MLOperand(self, Value(desc, constant=copy_of_bytes(buffer, desc)))
+        return MLOperand(self, Value(desc, constant=copy_of_bytes(buffer, desc, "constant")))
 
     def _constant_from_number(self, data_type: str, value) -> MLOperand:
         """§8.9.3.3 constant(dataType, value)."""

@@ -8,7 +8,7 @@ import weakref
 import numpy as np
 
 from ..base.descriptor import OperandDescriptor, check_dimensions
-from ..base.errors import InvalidStateError, OperationError, UnknownError
+from ..base.errors import InvalidStateError, OperationError, UnknownError, out_of_memory
 from ..ops.registry import support_limits
 from ..runtime.timeline import Timeline, new_future
 from .buffers import copy_of_bytes, validate_buffer_with_descriptor, write_bytes_into
@@ -93,7 +93,12 @@ class MLContext:
                 return
             feeds = {name: t._data for name, t in inputs.items()}
             try:
-                results = yield from plan.execute_iter(feeds)
+                try:
+                    results = yield from plan.execute_iter(feeds)
+                except MemoryError:
+                    # Logged like any dispatch failure (issue #778), by name, without a trace.
+                    raise OperationError("dispatch: out of memory while computing the graph (its intermediates "
+                                         "need more than this platform can allocate now)") from None
             except Exception as exc:  # noqa: BLE001
                 # The spec has no way to report dispatch errors yet (issue #778):
                 # outputs keep their previous contents and nothing else is
@@ -130,8 +135,8 @@ class MLContext:
         def run():
             try:
                 tensor._allocate()
-            except MemoryError:
-                _settle(promise, exc=UnknownError("createTensor: out of memory"))
+            except MemoryError:       # §8.3.2 step 6.1.2
+                _settle(promise, exc=out_of_memory("createTensor", desc.byte_length, f"[[data]] of {desc}"))
                 return
             _settle(promise, tensor)
 
@@ -150,7 +155,7 @@ class MLContext:
         problem = validate_buffer_with_descriptor(input_data, desc)
         if problem:
             return rejected(TypeError(f"createConstantTensor: {problem}"))
-        data = copy_of_bytes(input_data, desc)
+        data = copy_of_bytes(input_data, desc, "createConstantTensor")
         tensor = MLTensor(self, desc, False, False, True)
         self._tensors.add(tensor)
         promise = new_future()
@@ -184,7 +189,12 @@ class MLContext:
                 _settle(promise, exc=InvalidStateError("readTensor: the tensor was destroyed"))
                 return
             if overload == 0:
-                out = bytearray(tensor._descriptor.byte_length)
+                try:
+                    out = bytearray(tensor._descriptor.byte_length)
+                except MemoryError:   # §8.3.4 step 9.1.2: the copy of [[data]] failed
+                    _settle(promise, exc=out_of_memory("readTensor", tensor._descriptor.byte_length,
+                                                       f"the copy of {tensor._descriptor}"))
+                    return
                 np.frombuffer(out, dtype=tensor._data.dtype)[:] = tensor._data.reshape(-1)
                 _settle(promise, out)
                 return
@@ -214,7 +224,7 @@ class MLContext:
         problem = validate_buffer_with_descriptor(input_data, tensor._descriptor)
         if problem:
             raise TypeError(f"writeTensor: {problem}")
-        data = copy_of_bytes(input_data, tensor._descriptor)
+        data = copy_of_bytes(input_data, tensor._descriptor, "writeTensor")
 
         def run():
             if tensor._data is not None:

@@ -23,7 +23,7 @@ from pyodide.code import run_js
 from pyodide.ffi import JsException, JsProxy, create_once_callable, create_proxy, to_js
 
 from .. import api
-from ..base.errors import DOMException, NotSupportedError, describe, error_name
+from ..base.errors import DOMException, NotSupportedError, UnknownError, describe, error_name, out_of_memory
 from ..bindings import ScriptException, convert_arguments, script_arguments, set_platform_object_unwrapper
 from ..runtime.timeline import PromiseFuture, Timeline, set_post_task
 
@@ -50,6 +50,10 @@ class BridgeFailure:
         if self.thrown is not None:
             self.name, self.message = "", "an exception thrown by page script"
             return
+        if isinstance(exc, MemoryError):
+            # An allocation the API's steps do not check themselves: still WebNN's error for
+            # memory that cannot be had (base.errors.out_of_memory), not "a bug of ours".
+            exc = UnknownError(describe("webnn-py", "", f"out of memory: {exc or 'an allocation failed'}"))
         self.name = error_name(exc)
         self.message = str(exc)
         if self.name == "OperationError" and not isinstance(exc, DOMException):
@@ -166,7 +170,10 @@ def _to_js(value):
     API objects, futures and coroutines are returned as themselves: Pyodide
     hands them to JS as PyProxies, which the shim wraps or awaits."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        buffer = js.ArrayBuffer.new(len(value))
+        try:
+            buffer = js.ArrayBuffer.new(len(value))
+        except JsException:   # RangeError: the JS heap cannot hold it (§8.3.4 step 9.1.2)
+            raise out_of_memory("readTensor", len(value), "the result's ArrayBuffer") from None
         js.Uint8Array.new(buffer).assign(value)
         return buffer
     if isinstance(value, (list, tuple)) and any(type(item).__module__.startswith("webnn_py.api") for item in value):

@@ -1,0 +1,124 @@
+"""Out of memory in the browser (issue 19, item 7): wasm32 gives Pyodide one 4 GiB memory
+for everything, so a page can really exhaust it. The failures are WebNN's errors with a
+clear message (an "UnknownError" DOMException: base.errors.out_of_memory says why), no
+"internal error" and no traceback on the console, and afterwards the heap is usable:
+freed memory is reused (WebAssembly memory never shrinks, so "given back" means to
+Pyodide's allocator) and a normal graph computes.
+"""
+from pathlib import Path
+
+import pytest
+
+ELEMENTS = 400_000_000          # float32: 1.6e9 bytes
+
+WRITES = """async (elements) => {
+  const context = await navigator.ml.createContext();
+  const desc = {dataType: "float32", shape: [elements]};
+  const tensor = await context.createTensor({...desc, writable: true, readable: true});
+  const data = new Float32Array(elements);
+  data[0] = 3; data[elements - 1] = 5;
+  const outcomes = [];
+  for (let i = 0; i < 3; i++) {       // each write copies 1.6e9 bytes until the timeline runs
+    try {
+      context.writeTensor(tensor, data);
+      outcomes.push("ok");
+    } catch (e) {
+      outcomes.push({name: e.name, isDOMException: e instanceof DOMException, message: e.message});
+    }
+  }
+  // The writes that were accepted are applied; the tensor holds the data.
+  const head = new Float32Array(4), tail = new Float32Array(4);
+  const back = new Float32Array(await context.readTensor(tensor));
+  const result = {outcomes, first: back[0], last: back[elements - 1]};
+  tensor.destroy();
+  return result;
+}"""
+
+CONSTANT = """async (elements) => {
+  const context = await navigator.ml.createContext();
+  const builder = new MLGraphBuilder(context);
+  const desc = {dataType: "float32", shape: [elements]};
+  const data = new Float32Array(elements);
+  const outcomes = [];
+  const kept = [];
+  for (let i = 0; i < 3; i++) {       // the builder keeps each constant's copy
+    try {
+      kept.push(builder.constant(desc, data));
+      outcomes.push("ok");
+    } catch (e) {
+      outcomes.push({name: e.name, isDOMException: e instanceof DOMException, message: e.message});
+    }
+  }
+  builder.build({y: builder.abs(builder.input("x", {dataType: "float32", shape: [1]}))}).then((g) => g.destroy());
+  return outcomes;
+}"""
+
+SMALL = """async () => {
+  const context = await navigator.ml.createContext();
+  const builder = new MLGraphBuilder(context);
+  const x = builder.input("x", {dataType: "float32", shape: [2]});
+  const graph = await builder.build({y: builder.expand(x, [2, 2])});
+  const tx = await context.createTensor({dataType: "float32", shape: [2], writable: true});
+  const ty = await context.createTensor({dataType: "float32", shape: [2, 2], readable: true});
+  context.writeTensor(tx, new Float32Array([1.5, -3]));
+  context.dispatch(graph, {x: tx}, {y: ty});
+  return Array.from(new Float32Array(await context.readTensor(ty)));
+}"""
+
+
+@pytest.fixture(scope="module")
+def page(pyodide_runtime):
+    from webnn_py.serve import PolyfillServer
+    from wpt_runner.chromium import launch_chromium
+
+    with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium() as browser:
+        page = browser.new_page()
+        console = []
+        page.on("console", lambda m: "favicon.ico" in m.location.get("url", "") or console.append((m.type, m.text)))
+        page.on("pageerror", lambda e: console.append(("pageerror", str(e))))
+        page.goto(f"{server.url}/slice.html")
+        page.evaluate("window.sliceFacts")
+        page.console_lines = console
+        yield page
+
+
+def _assert_out_of_memory(outcome, operation):
+    assert isinstance(outcome, dict), outcome
+    assert outcome["name"] == "UnknownError" and outcome["isDOMException"], outcome
+    assert outcome["message"].startswith(f"{operation}: out of memory: "), outcome
+    assert "1,600,000,000 bytes" in outcome["message"] and "internal error" not in outcome["message"], outcome
+
+
+def _errors(page, since):
+    return [text for kind, text in page.console_lines[since:] if kind in ("error", "pageerror")]
+
+
+def test_writes_beyond_wasm32_memory_fail_with_unknown_error_and_the_heap_stays_usable(page):
+    since = len(page.console_lines)
+    result = page.evaluate(WRITES, ELEMENTS)
+    outcomes = result["outcomes"]
+    assert outcomes[0] == "ok", outcomes
+    failed = [o for o in outcomes if o != "ok"]
+    assert failed, outcomes                        # 1.6e9 (tensor) + 3 x 1.6e9 (copies) > 4 GiB
+    for outcome in failed:
+        _assert_out_of_memory(outcome, "writeTensor")
+    assert result["first"] == 3 and result["last"] == 5
+    assert not _errors(page, since)
+    # The tensor and its copies are freed: the allocator hands the memory out again.
+    result = page.evaluate(WRITES, ELEMENTS)
+    assert result["outcomes"][0] == "ok" and result["first"] == 3, result
+    assert page.evaluate(SMALL) == [1.5, -3, 1.5, -3]
+    assert not _errors(page, since)
+
+
+def test_constants_beyond_wasm32_memory_fail_with_unknown_error(page):
+    since = len(page.console_lines)
+    outcomes = page.evaluate(CONSTANT, ELEMENTS)
+    assert outcomes[0] == "ok", outcomes
+    failed = [o for o in outcomes if o != "ok"]
+    assert failed, outcomes
+    for outcome in failed:
+        _assert_out_of_memory(outcome, "constant")
+    page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 0))")
+    assert page.evaluate(SMALL) == [1.5, -3, 1.5, -3]
+    assert not _errors(page, since)
