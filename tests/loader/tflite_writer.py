@@ -25,9 +25,11 @@ class SubGraph:
         self.graph.tensors, self.graph.operators = [], []
 
     def tensor(self, shape, dtype=np.float32, data=None, name=None, scale=None, zero_point=None,
-               axis=0, sparsity=None) -> int:
+               axis=0, sparsity=None, variable=False) -> int:
+        """A tensor; variable=True makes it a variable tensor (state the interpreter keeps)."""
         t = schema.TensorT()
         t.shape = list(shape)
+        t.isVariable = variable
         t.type = TYPES[np.dtype(dtype)]
         t.name = name or f"t{len(self.graph.tensors)}"
         if data is not None:

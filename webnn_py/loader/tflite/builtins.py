@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from ...base.errors import NotSupportedError
 from . import (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
-               ops_quant, ops_shape, ops_state)
+               ops_quant, ops_recurrent, ops_shape, ops_state)
 from .schema import BUILTIN_NAMES, Model
 
 TRANSLATORS: dict = {}
 for _module in (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
-                ops_quant, ops_shape, ops_state):
+                ops_quant, ops_recurrent, ops_shape, ops_state):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 # Reasons shared by several operators.
@@ -43,7 +43,6 @@ UNSUPPORTED = {
                          "(numeric values: " + _NOT_YET + ")"),
     "LSH_PROJECTION": "it hashes its input's bytes (farmhash fingerprints); WebNN has no bitwise or hash operators",
     "SVDF": _NOT_YET,
-    "LSTM": _NOT_YET, "RNN": _NOT_YET, "UNIDIRECTIONAL_SEQUENCE_RNN": _NOT_YET, "UNIDIRECTIONAL_SEQUENCE_LSTM": _NOT_YET,
     "STABLEHLO_COMPOSITE": _NOT_YET,
     "CONCAT_EMBEDDINGS": _NOT_IN_FILES,
     "SKIP_GRAM": _STRING,
@@ -51,10 +50,8 @@ UNSUPPORTED = {
     "CUSTOM": ("a custom operator is known by its custom code: only MediaPipe's Convolution2DTransposeBias is "
                "translated; others have no definition to translate from"),
     "EMBEDDING_LOOKUP_SPARSE": _DYNAMIC,
-    "BIDIRECTIONAL_SEQUENCE_RNN": _NOT_YET,
     "TOPK_V2": _SORT,
     "DELEGATE": _NOT_IN_FILES,
-    "BIDIRECTIONAL_SEQUENCE_LSTM": _NOT_YET,
     "UNIQUE": _DYNAMIC,
     "WHERE": _DYNAMIC + " (the coordinates of the true elements: as many rows as there are)",
     "NON_MAX_SUPPRESSION_V4": _DYNAMIC + " (a greedy selection by score, which also needs sorting)",
