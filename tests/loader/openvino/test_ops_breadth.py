@@ -217,6 +217,15 @@ CASES = {
         ops.scatter_nd_update(x, c([[0, 1, 3]], I32), c([9.0], F32)),
         ops.scatter_elements_update(x, c([[[0, 1, 2, 0]], [[2, 2, 1, 0]]], I64), c(normal(2, 1, 4)), c(1, I64)),
     ]),
+    "attention": lambda: (lambda q, k, v, bm, fm: (model([
+        ops.scaled_dot_product_attention(q, k, v, causal=False),
+        ops.scaled_dot_product_attention(q, k, v, causal=True),
+        ops.scaled_dot_product_attention(q, k, v, bm, causal=False),
+        ops.scaled_dot_product_attention(q, k, v, fm, c(0.3, F32), causal=False)], [q, k, v, bm, fm]),
+        {"q": normal(2, 3, 5, 8), "k": normal(2, 3, 6, 8), "v": normal(2, 3, 6, 4),
+         "bm": np.tril(np.ones((5, 6), bool), 1), "fm": normal(1, 1, 5, 6)}))(
+        p("q", (2, 3, 5, 8)), p("k", (2, 3, 6, 8)), p("v", (2, 3, 6, 4)), p("bm", (5, 6), np.bool_),
+        p("fm", (1, 1, 5, 6))),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),
