@@ -1,7 +1,8 @@
-"""The IR importer in headless Chromium: Loop models loaded through
-navigator.ml's MLModelLoader (webnn_py on Pyodide) match OpenVINO's CPU plugin
-on the host (the zero-iteration row: hand-computed); a runaway loop rejects
-compute() with OperationError."""
+"""The IR importer in headless Chromium: Loop models and torch models converted
+to IR loaded through navigator.ml's MLModelLoader (webnn_py on Pyodide) match
+OpenVINO's CPU plugin on the host (the zero-iteration row: hand-computed); a
+runaway loop rejects compute() with OperationError; an absurd constant shape
+rejects load() with DataError."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -65,6 +66,12 @@ def check_against_openvino(got: dict, model, feeds: dict) -> None:
             np.testing.assert_array_equal(got[name], expected)
 
 
+def _torch(name):
+    from .test_torch_models import converted
+    _, model, feeds = converted(name)
+    return model, feeds
+
+
 def _sliced():
     x = (np.arange(18, dtype=np.float32).reshape(6, 3) / 7).astype(np.float32)
     return sliced_model(stride=2, trip=3), {"X": x, "A": np.ones((1, 3), np.float32)}
@@ -75,6 +82,8 @@ CASES = {
        for form in FORMS for trip, cond in (("scalar-i64", "scalar"), ("1d-i32", "1d"))},
     "sliced-back-edge-current-iteration": _sliced,
     "most-ops-body": most_ops_model,
+    "torch-mobilenet-like": lambda: _torch("mobilenet-like"),
+    "torch-transformer-encoder": lambda: _torch("transformer-encoder"),
 }
 
 
@@ -109,3 +118,23 @@ def test_runaway_loop_rejects_with_operation_error_in_chromium(page):
     result = tab.evaluate("(m) => window.openvinoRunaway(m)", "runaway")
     assert result["error"] is not None and result["error"]["name"] == "OperationError", result
     assert "maxIterations (200)" in result["error"]["message"]
+
+
+def test_absurd_constant_shape_is_a_data_error_in_chromium(page):
+    """Issue 19, item 11: a Const of shape [2147483648, 2147483648, 0] makes
+    load() reject with a DataError naming the layer (it was "internal error")."""
+    from .test_cli_and_limits import _absurd_constant_ir
+    tab, models = page
+    (models / "absurd.xml").write_bytes(_absurd_constant_ir("2147483648,2147483648,0"))
+    error = tab.evaluate("""async () => {
+        const context = await navigator.ml.createContext();
+        const xml = await (await fetch('/models/absurd.xml')).arrayBuffer();
+        try {
+            await new MLModelLoader(context).load(xml, {weights: new Uint8Array(0)});
+            return null;
+        } catch (e) {
+            return {name: e.name, message: e.message, isDOMException: e instanceof DOMException};
+        }
+    }""")
+    assert error is not None and error["name"] == "DataError" and error["isDOMException"], error
+    assert "layer 0 'c' (Const): shape [2147483648, 2147483648, 0]" in error["message"]

@@ -120,8 +120,8 @@ MODELS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
-def test_torch_model_converted_to_ir_matches_openvino(tmp_path, name):
+def converted(name: str):
+    """(the torch module, its IR model from openvino.convert_model, feeds) of MODELS[name]."""
     make, shape = MODELS[name]
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
@@ -129,19 +129,24 @@ def test_torch_model_converted_to_ir_matches_openvino(tmp_path, name):
     _randomise_batchnorm(module, rng)
     module.eval()
     x = rng.standard_normal(shape).astype(np.float32)
-    example = torch.from_numpy(x)
     fastpath = torch.backends.mha.get_fastpath_enabled()
     # The encoder's inference fast path is one fused op that tracing sees differently per call.
     torch.backends.mha.set_fastpath_enabled(False)
     try:
-        converted = ov.convert_model(module, example_input=example, input=[("x", list(shape))])
+        model = ov.convert_model(module, example_input=torch.from_numpy(x), input=[("x", list(shape))])
     finally:
         torch.backends.mha.set_fastpath_enabled(fastpath)
-    for index, output in enumerate(converted.outputs):
+    for index, output in enumerate(model.outputs):
         output.get_tensor().set_names({f"out{index}"})     # converted outputs may have no names
-    got = compare(converted, tmp_path, {"x": x})
+    return module, model, {"x": x}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_torch_model_converted_to_ir_matches_openvino(tmp_path, name):
+    module, model, feeds = converted(name)
+    got = compare(model, tmp_path, feeds)
     with torch.no_grad():
-        expected = module(example)
+        expected = module(torch.from_numpy(feeds["x"]))
     expected = expected if isinstance(expected, tuple) else (expected,)
     # The same outputs as torch too (its own arithmetic, so a looser tolerance).
     for value in expected:
