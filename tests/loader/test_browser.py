@@ -74,3 +74,21 @@ def test_loader_in_a_dedicated_worker_matches_the_window(page):
     assert result["worker"]["global"] == "DedicatedWorkerGlobalScope"
     assert result["worker"]["dimensions"] == result["window"]["dimensions"]
     assert result["worker"]["data"] == result["window"]["data"]
+
+
+def test_streaming_model_and_reset_state_in_chromium(page):
+    """A stateful model (resource variables, CALL_ONCE) frame after frame in a page,
+    resetState() after the fifth frame: LiteRT's invocations, a fresh interpreter after the reset."""
+    from .test_state import litert_stream, streaming_model
+    tab, data_dir = page
+    model = streaming_model()
+    (data_dir / "streaming.tflite").write_bytes(model)
+    rng = np.random.default_rng(5)
+    frames = [{"x": rng.uniform(-1, 1, (1, 4)).astype(np.float32)} for _ in range(10)]
+    result = tab.evaluate("([m, f, r]) => window.loaderStream(m, f, r)",
+                          ["streaming.tflite", [f["x"].reshape(-1).tolist() for f in frames], 5])
+    assert result["resetType"] == "function" and result["resetResult"] == "undefined"
+    reference = litert_stream(model, frames[:5]) + litert_stream(model, frames[5:])
+    for step, (ours, expected) in enumerate(zip(result["outputs"], reference)):
+        np.testing.assert_allclose(np.asarray(ours, np.float32).reshape(1, 4), expected["y"], rtol=1e-5, atol=1e-6,
+                                   err_msg=f"frame {step}")
