@@ -15,7 +15,7 @@ import urllib.parse
 from pathlib import Path
 
 from . import expectations as expectations_mod
-from .manifest import CLI_GLOBALS, discover, normalize_cli_globals
+from .manifest import CHUNK_TYPES, CLI_GLOBALS, discover, normalize_cli_globals, select_chunk
 from .results import TestResult, default_run_info, summary_table, write_wptreport, wptreport
 from .wrappers import DEFAULT_POLYFILL_URL, Settings
 
@@ -42,6 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--include", action="append", metavar="PATTERN",
                      help="only test IDs matching this fnmatch pattern (repeatable)")
     run.add_argument("--exclude", action="append", metavar="PATTERN", help="drop test IDs matching this pattern")
+    run.add_argument("--total-chunks", type=int, default=1, metavar="N",
+                     help="split the selected tests into N chunks (for CI matrices; see --this-chunk)")
+    run.add_argument("--this-chunk", type=int, default=1, metavar="K", help="run chunk K of N (1-based)")
+    run.add_argument("--chunk-type", choices=CHUNK_TYPES, default="hash",
+                     help="hash: by a hash of the test ID (stable when tests come and go; the default); "
+                          "round-robin: every N-th test ID in sorted order (equal sizes)")
+    run.add_argument("--repeat", type=int, default=1, metavar="N",
+                     help="run the tests N times and list those whose results differ between runs (flaky)")
     run.add_argument("--list", action="store_true", help="print the test IDs that would run, then exit")
     run.add_argument("--polyfill-url", default=None,
                      help="load the polyfill from this URL (e.g. a `./dev serve` server) instead of serving it")
@@ -86,6 +94,14 @@ def run_command(args) -> int:
         print(f"wpt_runner: {error}", file=sys.stderr)
         return 2
     tests = _filter(found.tests, args.include, args.exclude)
+    if args.repeat < 1:
+        print(f"wpt_runner: --repeat {args.repeat} must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        tests = select_chunk(tests, args.total_chunks, args.this_chunk, args.chunk_type)
+    except ValueError as error:
+        print(f"wpt_runner: {error}", file=sys.stderr)
+        return 2
 
     if args.list:
         for item in tests:
@@ -112,7 +128,7 @@ def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
             return 2
     settings = Settings(polyfill_url=polyfill_url, timeout_multiplier=args.timeout_multiplier,
                         inject_polyfill=not args.no_polyfill)
-    progress = _Progress(len(tests), args.verbose, args.quiet)
+    progress = _Progress(len(tests) * args.repeat, args.verbose, args.quiet)
     time_start = int(time.time() * 1000)
     with WptServer(root, settings, port=args.port, log_requests=bool(os.environ.get("WPT_RUNNER_LOG_REQUESTS"))) as server:
         if not args.quiet:
@@ -130,14 +146,20 @@ def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
         runner = Runner(server.url, jobs=jobs, timeout_multiplier=args.timeout_multiplier,
                         chromium_args=args.chromium_arg, allow_test_crash=bool(os.environ.get(TEST_CRASH_ENV)),
                         on_result=on_result, frame_script=frame_script)
-        results = runner.run(tests)
+        runs = []
+        for iteration in range(args.repeat):
+            if args.repeat > 1 and not args.quiet:
+                print(f"wpt_runner: run {iteration + 1} of {args.repeat}", flush=True)
+            runs.append(runner.run(tests))
     time_end = int(time.time() * 1000)
     for result in skipped:
         expected.apply(result)
-    results = sorted(results + skipped, key=lambda r: r.test)
+    results = sorted([r for run in runs for r in run] + skipped, key=lambda r: r.test)
 
     print()
     print(summary_table(results) if results else "no tests")
+    if args.repeat > 1:
+        _print_flaky(runs)
     unexpected = [r for r in results if r.unexpected_count()]
     if unexpected:
         print(f"\n{sum(r.unexpected_count() for r in unexpected)} unexpected result(s) in {len(unexpected)} test(s):")
@@ -160,6 +182,41 @@ def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
                                                       ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"expectations: {args.write_expectations}")
     return 1 if unexpected else 0
+
+
+def flaky_tests(runs: list[list[TestResult]]) -> dict[str, list[str]]:
+    """Test ID -> what differed between repeated runs of the same tests: the harness
+    status, or a subtest's status (a subtest missing from a run counts as "absent")."""
+    by_test: dict[str, list[TestResult]] = {}
+    for run in runs:
+        for result in run:
+            by_test.setdefault(result.test, []).append(result)
+    flaky: dict[str, list[str]] = {}
+    for test, results in sorted(by_test.items()):
+        differences = []
+        statuses = [r.status for r in results]
+        if len(set(statuses)) > 1:
+            differences.append(f"harness {' / '.join(statuses)}")
+        names = sorted({s.name for r in results for s in r.subtests})
+        for name in names:
+            seen = [next((s.status for s in r.subtests if s.name == name), "absent") for r in results]
+            if len(set(seen)) > 1:
+                differences.append(f"{name}: {' / '.join(seen)}")
+        if differences:
+            flaky[test] = differences
+    return flaky
+
+
+def _print_flaky(runs: list[list[TestResult]]) -> None:
+    flaky = flaky_tests(runs)
+    if not flaky:
+        print(f"\nno flaky tests: every test gave the same results in all {len(runs)} runs")
+        return
+    print(f"\n{len(flaky)} flaky test(s): results differed between the {len(runs)} runs")
+    for test, differences in flaky.items():
+        print(f"  {test}")
+        for line in differences:
+            print(f"    {_one_line(line)}")
 
 
 def _one_line(text: str | None, limit: int = 200) -> str:

@@ -10,14 +10,19 @@ Format (JSON, one object; documented in wpt_runner/README.md):
                      "*int4*": ["PASS", "FAIL"]}
       },
       "/webnn/conformance_tests/*?npu": "SKIP",
+      "/webnn/validation_tests/pad.https.any.html?cpu": {
+        "subtests": {"[pad] Throw if building pad for scalar input.":
+                     {"status": "FAIL", "reason": "§8.9.36: rank N and step 3 accept a 0-D input"}}
+      },
       "_comment": "keys not starting with / are ignored"
     }
 
 A key is a test ID (URL path plus variant) or an fnmatch pattern over test IDs;
 subtest keys are names or patterns. A value is one status or a list of
-acceptable ones (the first is reported as "expected"). Anything not listed is
-expected to be OK (harness) and PASS (subtests). "SKIP" means: do not run it.
-Exact keys win over patterns; among patterns, the first in the file wins.
+acceptable ones (the first is reported as "expected"), or an object with
+"status" and a "reason" (free text: why this result is expected). Anything not
+listed is expected to be OK (harness) and PASS (subtests). "SKIP" means: do not
+run it. Exact keys win over patterns; among patterns, the first in the file wins.
 """
 from __future__ import annotations
 
@@ -42,6 +47,25 @@ def _statuses(value, allowed: list[str], where: str) -> list[str]:
     return list(items)
 
 
+def _reason(value: dict, where: str) -> str | None:
+    reason = value.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise ExpectationError(f"{where}: reason must be a string")
+    return reason
+
+
+def _subtest_statuses(value, where: str) -> list[str]:
+    """A subtest's expectation: a status, a list of them, or {"status": ..., "reason": "..."}."""
+    if isinstance(value, dict):
+        unknown = set(value) - {"status", "reason"}
+        if unknown or "status" not in value:
+            raise ExpectationError(f"{where}: a subtest object needs \"status\" (and may give \"reason\"), "
+                                   f"got fields {sorted(value)}")
+        _reason(value, where)
+        value = value["status"]
+    return _statuses(value, SUBTEST_STATUSES, where)
+
+
 class Expectations:
     def __init__(self, entries: dict[str, dict] | None = None):
         # key -> {"status": [..] | None, "subtests": {name-or-pattern: [..]}}
@@ -61,9 +85,9 @@ class Expectations:
                 continue
             where = f"{path}: {key}"
             if isinstance(value, (str, list)):
-                entries[key] = {"status": _statuses(value, TEST_STATUSES, where), "subtests": {}}
+                entries[key] = {"status": _statuses(value, TEST_STATUSES, where), "subtests": {}, "reason": None}
             elif isinstance(value, dict):
-                unknown = set(value) - {"status", "subtests"}
+                unknown = set(value) - {"status", "subtests", "reason"}
                 if unknown:
                     raise ExpectationError(f"{where}: unknown field(s) {sorted(unknown)}")
                 subtests = value.get("subtests") or {}
@@ -71,7 +95,8 @@ class Expectations:
                     raise ExpectationError(f"{where}: subtests must be an object")
                 entries[key] = {
                     "status": _statuses(value["status"], TEST_STATUSES, where) if "status" in value else None,
-                    "subtests": {name: _statuses(v, SUBTEST_STATUSES, f"{where}: {name}") for name, v in subtests.items()},
+                    "subtests": {name: _subtest_statuses(v, f"{where}: {name}") for name, v in subtests.items()},
+                    "reason": _reason(value, where),
                 }
             else:
                 raise ExpectationError(f"{where}: expected a status, a list or an object")
@@ -113,14 +138,35 @@ def _is_pattern(text: str) -> bool:
 
 
 def from_results(results: list[TestResult]) -> dict:
-    """An expectations object that accepts exactly what this run produced (a baseline)."""
-    data: dict[str, object] = {}
+    """An expectations object that accepts exactly what the run produced (a baseline).
+    A test ID may appear several times (--repeat): a result that differed between runs
+    becomes the list of every status seen, in order of first appearance."""
+    statuses: dict[str, list[str]] = {}
+    subtests: dict[str, dict[str, list[str]]] = {}
+    runs: dict[str, int] = {}
     for result in results:
-        subtests = {s.name: s.status for s in result.subtests if s.status != "PASS"}
-        if result.status == "OK" and not subtests:
+        runs[result.test] = runs.get(result.test, 0) + 1
+        _add(statuses.setdefault(result.test, []), result.status)
+        seen = subtests.setdefault(result.test, {})
+        for subtest in result.subtests:
+            _add(seen.setdefault(subtest.name, []), subtest.status)
+    data: dict[str, object] = {}
+    for test, test_statuses in statuses.items():
+        not_passing = {name: _one_or_list(found) for name, found in subtests[test].items()
+                       if found != ["PASS"]}
+        if test_statuses == ["OK"] and not not_passing:
             continue
-        if not subtests:
-            data[result.test] = result.status
+        if not not_passing:
+            data[test] = _one_or_list(test_statuses)
         else:
-            data[result.test] = {"status": result.status, "subtests": subtests}
+            data[test] = {"status": _one_or_list(test_statuses), "subtests": not_passing}
     return data
+
+
+def _add(seen: list[str], status: str) -> None:
+    if status not in seen:
+        seen.append(status)
+
+
+def _one_or_list(statuses: list[str]):
+    return statuses[0] if len(statuses) == 1 else list(statuses)

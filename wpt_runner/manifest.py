@@ -3,10 +3,12 @@
 One source file can be many tests: an `.any.js` file is one test per global
 scope its `global=` line names, times one per `variant=` line. The URL naming
 follows WPT's, so test IDs in our reports match the ones other tools use.
+The selection can be split into chunks for CI matrices (select_chunk).
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 from pathlib import Path
 
@@ -208,3 +210,32 @@ def _items_for_url(root: Path, url_path: str, skipped: list) -> list[TestItem]:
         if path.is_file():
             items.extend(i for i in tests_for_file(root, path, skipped) if i.url.split("?")[0].split("#")[0] == url_path)
     return items
+
+
+# -- chunks (--total-chunks N --this-chunk K, wptrunner's names) ------------------------------
+
+CHUNK_TYPES = ("hash", "round-robin")
+
+
+def chunk_of(test_id: str, total_chunks: int) -> int:
+    """The 1-based chunk a test ID belongs to under the "hash" partition: the first 8
+    bytes of its MD5, modulo N. It depends on the ID alone, so every machine of a CI
+    matrix computes the same partition from any listing, and adding or removing a test
+    moves no other test between chunks (round-robin would shift every test after it)."""
+    digest = hashlib.md5(test_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % total_chunks + 1
+
+
+def select_chunk(tests: list[TestItem], total_chunks: int, this_chunk: int, chunk_type: str = "hash") -> list[TestItem]:
+    """The tests of chunk `this_chunk` (1-based) of `total_chunks`. Every test is in exactly
+    one chunk. "hash": chunk_of(test ID). "round-robin": the i-th test ID in sorted order
+    goes to chunk i mod N + 1 (sizes differ by at most one, but the partition depends on
+    the whole selection)."""
+    if total_chunks < 1 or not 1 <= this_chunk <= total_chunks:
+        raise ValueError(f"--this-chunk {this_chunk} must be between 1 and --total-chunks {total_chunks}")
+    if chunk_type == "hash":
+        return [t for t in tests if chunk_of(t.url, total_chunks) == this_chunk]
+    if chunk_type == "round-robin":
+        ordered = sorted(tests, key=lambda t: t.url)
+        return [t for index, t in enumerate(ordered) if index % total_chunks == this_chunk - 1]
+    raise ValueError(f"unknown --chunk-type {chunk_type!r} (one of {', '.join(CHUNK_TYPES)})")

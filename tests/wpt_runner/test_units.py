@@ -131,6 +131,22 @@ def test_expectations_matching(tmp_path):
     assert entry["subtests"][0]["expected"] == "FAIL"
 
 
+def test_expectations_with_reasons(tmp_path):
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps({"/a.html": {"status": "OK", "reason": "page-level note", "subtests": {
+        "s1": {"status": "FAIL", "reason": "§8.9.36 step 3"}, "s2": {"status": ["PASS", "TIMEOUT"], "reason": "load"},
+        "s3": "FAIL"}}}))
+    exp = expectations.Expectations.load(path)
+    assert exp.subtest_status("/a.html", "s1") == ["FAIL"]
+    assert exp.subtest_status("/a.html", "s2") == ["PASS", "TIMEOUT"] and exp.subtest_status("/a.html", "s3") == ["FAIL"]
+    for bad, message in [({"s1": {"reason": "no status"}}, 'needs "status"'),
+                         ({"s1": {"status": "FAIL", "why": "x"}}, 'needs "status"'),
+                         ({"s1": {"status": "FAIL", "reason": 3}}, "reason must be a string")]:
+        path.write_text(json.dumps({"/a.html": {"subtests": bad}}))
+        with pytest.raises(expectations.ExpectationError, match=message):
+            expectations.Expectations.load(path)
+
+
 def test_summary_table():
     table = results.summary_table([
         results.TestResult("/x/a.html", "OK", subtests=[results.SubtestResult("s", "PASS")]),

@@ -1,0 +1,3 @@
+importScripts('/resources/testharness.js');
+test(() => assert_true(true), 'chunk listing: a .worker.js test');
+done();
