@@ -263,3 +263,45 @@ async def test_layer_normalization_takes_the_wasm_row_kernel():
         assert ulps.max() <= 1, ulps.max()
     finally:
         k.layernorm_rows = original
+
+
+def test_wasm_recurrent_sequences_match_the_numpy_steps():
+    """lstm and gru take kernels.c's sequence loops in Pyodide and agree with the numpy
+    step-by-step path (run here too, with the kernels switched off)."""
+    from webnn_py.ops import recurrent
+
+    k = _wasm()
+    calls = []
+
+    class Counting:
+        def __getattr__(self, attr):
+            method = getattr(k, attr)
+            if attr in ("lstm_sequence", "gru_sequence"):
+                calls.append(attr)
+            return method
+
+    steps, batch, inp, hidden = 6, 2, 5, 36
+    x = RNG.uniform(-1, 1, (steps, batch, inp)).astype(np.float32)
+    lstm_inputs = [x, RNG.uniform(-.5, .5, (2, 4 * hidden, inp)).astype(np.float32),
+                   RNG.uniform(-.5, .5, (2, 4 * hidden, hidden)).astype(np.float32),
+                   RNG.uniform(-1, 1, (2, 4 * hidden)).astype(np.float32), None,
+                   RNG.uniform(-1, 1, (2, 3 * hidden)).astype(np.float32),
+                   RNG.uniform(-1, 1, (2, batch, hidden)).astype(np.float32), None]
+    lstm_attrs = {"steps": steps, "hidden_size": hidden, "direction": "both", "layout": "iofg",
+                  "return_sequence": True, "activations": ("sigmoid", "tanh", "tanh")}
+    gru_inputs = [x, RNG.uniform(-.5, .5, (1, 3 * hidden, inp)).astype(np.float32),
+                  RNG.uniform(-.5, .5, (1, 3 * hidden, hidden)).astype(np.float32), None,
+                  RNG.uniform(-1, 1, (1, 3 * hidden)).astype(np.float32), None]
+    gru_attrs = {"steps": steps, "hidden_size": hidden, "direction": "backward", "layout": "zrn",
+                 "reset_after": False, "return_sequence": True, "activations": ("sigmoid", "tanh")}
+    original = kernels.simd
+    try:
+        kernels.simd = lambda: Counting()
+        fast = (recurrent.lstm_kernel(lstm_inputs, lstm_attrs, None), recurrent.gru_kernel(gru_inputs, gru_attrs, None))
+        kernels.simd = lambda: None
+        slow = (recurrent.lstm_kernel(lstm_inputs, lstm_attrs, None), recurrent.gru_kernel(gru_inputs, gru_attrs, None))
+    finally:
+        kernels.simd = original
+    assert calls == ["lstm_sequence", "lstm_sequence", "gru_sequence"], calls
+    for got, want in zip(fast[0] + fast[1], slow[0] + slow[1]):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * steps)
