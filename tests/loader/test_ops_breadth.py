@@ -454,3 +454,54 @@ def test_bad_split_is_a_data_error():
                            options("SplitOptions", numSplits=2), const_first=True)
     with pytest.raises(DataError, match="SPLIT"):
         webnn_run(model, inputs)
+
+
+# -- interior padding, windows, composites ------------------------------------------------------------
+
+@pytest.mark.parametrize("dilations", [[2, 3], [1, 4], [3, 1]])
+def test_dilate(dilations):
+    x = rand(3, 4)
+    out = [(n - 1) * d + 1 for n, d in zip(x.shape, dilations)]
+    check(one_op("DILATE", [x], [(out, F32)], [np.array(dilations, I32), np.array(-2.5, F32)]), exact=True)
+    check_quantized(quantized_op("DILATE", [x], [(out, "q")], [np.array(dilations, I32),
+                                                               np.array(-3, I8)]), 1 / 64)
+
+
+@pytest.mark.parametrize("low,high,interior", [([1, 0], [2, 1], [0, 1]), ([-1, 2], [0, -2], [2, 0]),
+                                               ([0, 0], [0, 0], [1, 1])])
+def test_stablehlo_pad(low, high, interior):
+    x = rand(3, 5)
+    out = [lo + hi + n + (n - 1) * i for n, lo, hi, i in zip(x.shape, low, high, interior)]
+    opts = options("StablehloPadOptions", edgePaddingLow=low, edgePaddingHigh=high, interiorPadding=interior)
+    check(one_op("STABLEHLO_PAD", [x], [(out, F32)], [np.array(0.75, F32)], opts), exact=True)
+
+
+@pytest.mark.parametrize("function", [1, 2, 3, 4])
+@pytest.mark.parametrize("window,strides,dilations", [([2, 2], [1, 1], [1, 1]), ([2, 3], [2, 1], [1, 2]),
+                                                      ([1, 2, 2], [1, 2, 2], [1, 1, 1])])
+def test_reduce_window(function, window, strides, dilations):
+    x = rand(*([2, 6, 7] if len(window) == 3 else [6, 7]), low=0.5, high=1.5)
+    out = [(n - ((w - 1) * d + 1)) // s + 1 for n, w, d, s in zip(x.shape, window, dilations, strides)]
+    init = {1: 0.0, 2: 1.0, 3: 10.0, 4: -10.0}[function]
+    consts = [np.array(init, F32)] + [np.array(v, np.int64) for v in (window, strides, dilations)]
+    check(one_op("REDUCE_WINDOW", [x], [(out, F32)], consts, options("ReduceWindowOptions", reduceFunction=function)),
+          tolerance=1e-6)
+
+
+def test_stablehlo_composite_runs_its_decomposition():
+    """A composite "my.gelu" whose decomposition subgraph is x * sigmoid(1.702 x)."""
+    import flatbuffers.flexbuffers as flexbuffers
+    w = ModelWriter()
+    g, d = w.subgraph(), w.subgraph()
+    x, y = g.tensor([2, 5], F32, name="x0"), g.tensor([2, 5], F32, name="y0")
+    g.op("STABLEHLO_COMPOSITE", [x], [y], options("StableHLOCompositeOptions", decompositionSubgraphIndex=d.index,
+                                                  compositeAttributes=list(flexbuffers.Dumps({})),
+                                                  compositeAttributesFormat=1, version=1))
+    g.graph.operators[-1].builtinOptions2.name = "my.gelu"
+    g.io([x], [y])
+    dx, scaled, gate, dy = d.tensor([2, 5]), d.tensor([2, 5]), d.tensor([2, 5]), d.tensor([2, 5])
+    d.op("MUL", [dx, d.const(np.array(1.702, F32))], [scaled], options("MulOptions"))
+    d.op("LOGISTIC", [scaled], [gate])
+    d.op("MUL", [dx, gate], [dy], options("MulOptions"))
+    d.io([dx], [dy])
+    check((w.finish(), {"x0": rand(2, 5, low=-3, high=3)}), tolerance=1e-6)

@@ -54,8 +54,11 @@ class SubGraph:
         o.opcodeIndex = self.model.opcode(code, custom)
         o.inputs, o.outputs = list(inputs), list(outputs)
         if options is not None:
-            o.builtinOptionsType = getattr(schema.BuiltinOptions, type(options).__name__[:-1])
-            o.builtinOptions = options
+            kind = type(options).__name__[:-1]
+            if hasattr(schema.BuiltinOptions, kind):
+                o.builtinOptionsType, o.builtinOptions = getattr(schema.BuiltinOptions, kind), options
+            else:       # the newer operators' options (StableHLO, REDUCE_WINDOW) are a second union
+                o.builtinOptions2Type, o.builtinOptions2 = getattr(schema.BuiltinOptions2, kind), options
         if custom_options is not None:
             o.customOptions = list(custom_options)
         self.graph.operators.append(o)

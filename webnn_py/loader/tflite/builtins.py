@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from ...base.errors import NotSupportedError
 from . import (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
-               ops_quant, ops_recurrent, ops_shape, ops_state)
+               ops_quant, ops_recurrent, ops_shape, ops_state, ops_window)
 from .schema import BUILTIN_NAMES, Model
 
 TRANSLATORS: dict = {}
 for _module in (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
-                ops_quant, ops_recurrent, ops_shape, ops_state):
+                ops_quant, ops_recurrent, ops_shape, ops_state, ops_window):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 # Reasons shared by several operators.
@@ -43,7 +43,6 @@ UNSUPPORTED = {
                          "(numeric values: " + _NOT_YET + ")"),
     "LSH_PROJECTION": "it hashes its input's bytes (farmhash fingerprints); WebNN has no bitwise or hash operators",
     "SVDF": _NOT_YET,
-    "STABLEHLO_COMPOSITE": _NOT_YET,
     "CONCAT_EMBEDDINGS": _NOT_IN_FILES,
     "SKIP_GRAM": _STRING,
     "CALL": _NOT_IN_FILES,
@@ -83,11 +82,8 @@ UNSUPPORTED = {
     "STABLEHLO_RNG_BIT_GENERATOR": _RANDOM,
     "STABLEHLO_SCATTER": _NOT_YET + " (StableHLO's general scatter with an update computation subgraph)",
     "STABLEHLO_GATHER": _NOT_YET + " (StableHLO's general gather: offset, collapsed and batching dimensions)",
-    "STABLEHLO_PAD": _NOT_YET + " (interior padding needs strided scatter)",
     "STABLEHLO_REDUCE_WINDOW": _NOT_YET + " (a window reduction given as a reduction subgraph)",
     "STABLEHLO_CASE": _NOT_YET + " (a multi-way IF)",
-    "REDUCE_WINDOW": _NOT_YET,
-    "DILATE": _NOT_YET + " (interior padding)",
     **{name: _NO_STABLEHLO_KERNEL for name in (
         "STABLEHLO_LOGISTIC", "STABLEHLO_DIVIDE", "STABLEHLO_RESHAPE", "STABLEHLO_CLAMP", "STABLEHLO_CONCATENATE",
         "STABLEHLO_BROADCAST_IN_DIM", "STABLEHLO_CONVOLUTION", "STABLEHLO_SLICE", "STABLEHLO_CUSTOM_CALL",
@@ -110,8 +106,10 @@ def reason(name: str) -> str:
     return "a custom operator with no definition to translate from"
 
 
-# Subgraphs an operator runs: operator name -> option slots holding subgraph indices.
-_CALLS = {"WHILE": (0, 1), "IF": (0, 1), "CALL_ONCE": (0,), "STABLEHLO_COMPOSITE": (1,)}
+# Subgraphs an operator runs: operator name -> option slots holding subgraph indices
+# (STABLEHLO_COMPOSITE's are in builtin_options_2).
+_CALLS = {"WHILE": (0, 1), "IF": (0, 1), "CALL_ONCE": (0,)}
+_CALLS_2 = {"STABLEHLO_COMPOSITE": (1,)}
 
 
 def unsupported(model: Model, start: int) -> None:
@@ -127,8 +125,10 @@ def unsupported(model: Model, start: int) -> None:
             name = op.opcode.name
             if name not in TRANSLATORS:
                 missing.setdefault(name, []).append(str(op.index) if index == start else f"{op.index} of subgraph {index}")
-            elif op.options is not None:
-                pending += [op.options.scalar(slot, "i32", -1) for slot in _CALLS.get(name, ())]
+            else:
+                for table, slots in ((op.options, _CALLS.get(name, ())), (op.options_2, _CALLS_2.get(name, ()))):
+                    if table is not None:
+                        pending += [table.scalar(slot, "i32", -1) for slot in slots]
     if missing:
         parts = [f"{name} (operator{'s' if len(where) > 1 else ''} {', '.join(where[:5])}"
                  f"{', …' if len(where) > 5 else ''}: {reason(name)})" for name, where in missing.items()]

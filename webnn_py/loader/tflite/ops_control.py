@@ -1,4 +1,5 @@
-"""Control flow: WHILE and IF, onto our `loop` builder extension (idl/extensions.idl;
+"""Control flow: WHILE and IF, onto our `loop` builder extension, and
+STABLEHLO_COMPOSITE (its decomposition subgraph, inline) (idl/extensions.idl;
 semantics: OpenVINO Loop-5, ../shared/spec/003_ea60059f0e025f60.txt).
 
 TFLite's WHILE (WhileOptions: cond_subgraph_index, body_subgraph_index) runs
@@ -175,7 +176,29 @@ def _condition(ctx, operand, builder, tensor):
     return operand if tuple(operand.shape) == () else builder.reshape(operand, [])
 
 
+async def stablehlo_composite(ctx):
+    """A named composite whose meaning is its decomposition subgraph
+    (StableHLOCompositeOptions in builtin_options_2: name 0,
+    decomposition_subgraph_index 1): translated inline, as LiteRT runs it."""
+    table = ctx.op.options_2
+    if table is None:
+        raise ctx.malformed("it has no StableHLOCompositeOptions")
+    index = table.scalar(1, "i32")
+    model = ctx.model
+    if not 0 <= index < len(model.subgraphs):
+        raise ctx.malformed(f"its decomposition subgraph index {index} is out of range (the model has "
+                            f"{len(model.subgraphs)} subgraphs)")
+    if len(model.subgraphs[index].outputs) != len(ctx.op.outputs):
+        raise ctx.malformed(f"its decomposition subgraph {index} has {len(model.subgraphs[index].outputs)} outputs, "
+                            f"the operator {len(ctx.op.outputs)}")
+    operands = [ctx.input(k) for k in range(len(ctx.op.inputs))]
+    results = await ctx.call(index, ctx.b, operands, "decomposition", state=ctx.state)
+    for k, value in enumerate(results):
+        ctx.set_output(k, value)
+
+
 TRANSLATORS = {
     "WHILE": while_,
     "IF": if_,
+    "STABLEHLO_COMPOSITE": stablehlo_composite,
 }

@@ -83,16 +83,23 @@ def pad(ctx):
     rank = len(x.shape)
     if paddings.shape != (rank, 2) or (paddings < 0).any():
         raise ctx.fail(f"paddings {paddings.tolist()} do not fit rank {rank}")
-    options = {}
-    if ctx.has_input(2):
-        value = np.asarray(ctx.required_const(2, "padding value")).reshape(-1)
-        if value.size != 1:
-            raise ctx.fail("the padding value must be a scalar")
-        if ctx.input_tensor(2).quantization is not None:
-            q = ctx.input_tensor(2).quantization
-            value = (value.astype(np.float64) - q.zero_point[0]) * q.scale[0]
-        options["value"] = float(value[0])
+    options = {"value": padding_value(ctx, 2)} if ctx.has_input(2) else {}
     ctx.set_output(0, ctx.b.pad(x, _ints(paddings[:, 0]), _ints(paddings[:, 1]), options))
+
+
+def padding_value(ctx, k: int) -> float:
+    """Input k, a constant scalar, as the float pad() takes. An integer value of a
+    quantized operand is in its storage domain: dequantized with its own parameters,
+    or without any, with the operand's (input 0), as LiteRT's kernels read it."""
+    value = np.asarray(ctx.required_const(k, "padding value")).reshape(-1)
+    if value.size != 1:
+        raise ctx.fail("the padding value must be a scalar")
+    q = ctx.input_tensor(k).quantization
+    if q is None and value.dtype.kind in "iu":
+        q = ctx.input_tensor(0).quantization
+    if q is not None:
+        value = (value.astype(np.float64) - q.zero_point[0]) * q.scale[0]
+    return float(value[0])
 
 
 def slice_(ctx):

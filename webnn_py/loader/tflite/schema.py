@@ -137,6 +137,7 @@ class Operator:
     options: Table | None          # the builtin options table, read by the op's translator
     options_type: int
     custom_options: bytes | None
+    options_2: Table | None = None  # builtin_options_2: the newer operators' options (StableHLO, REDUCE_WINDOW)
 
 
 @dataclass
@@ -238,7 +239,7 @@ def _subgraph(index: int, t: Table, codes: list[OperatorCode], buffer_count: int
             indices(ot.ints(1, "operator inputs"), f"{what} operator {i}'s inputs", True),
             indices(ot.ints(2, "operator outputs"), f"{what} operator {i}'s outputs", False),
             ot.table(4, "builtin_options"), ot.scalar(3, "u8"),
-            None if custom is None else bytes(custom)))
+            None if custom is None else bytes(custom), ot.table(12, "builtin_options_2")))
     return SubGraph(index, t.string(4, "subgraph name") or "",
                     tensors,
                     indices(t.ints(1, f"{what} inputs"), f"{what} inputs", False),
