@@ -1,6 +1,7 @@
 """dist/ from static servers that are not ours, at a sub-path: the slice (a graph computed via
 navigator.ml) and the demo, in a normal page and in cross-origin isolated pages, by a script
 tag (with its integrity attribute) and by a side-effect module import."""
+import json
 import shutil
 from pathlib import Path
 
@@ -14,10 +15,12 @@ MOUNT = "static/webnn-py"   # the sub-path dist/ is copied to
 
 
 @pytest.fixture(scope="module")
-def site(dist, manifest, tmp_path_factory) -> Path:
+def site(dist, tmp_path_factory) -> Path:
     """A site folder: pages at its root, a copy of dist/ under /static/webnn-py/."""
     root = tmp_path_factory.mktemp("site")
     shutil.copytree(dist, root / MOUNT)
+    # The copy's own manifest: dist/ may be rebuilt meanwhile (another session's new wheel).
+    manifest = json.loads((root / MOUNT / "manifest.json").read_text(encoding="utf-8"))
     script = f"/{MOUNT}/webnn-polyfill.js"
     (root / "tag.html").write_text(graph_page(script, "tag", manifest["integrity"]))
     (root / "import.html").write_text(graph_page(script, "import"))
@@ -28,6 +31,11 @@ def site(dist, manifest, tmp_path_factory) -> Path:
 
 def fetched_from(outcome: dict, prefix: str) -> set[str]:
     return {url[len(prefix):] for url in outcome["resources"] if url.startswith(prefix)}
+
+
+@pytest.fixture(scope="module")
+def manifest(site) -> dict:
+    return json.loads((site / MOUNT / "manifest.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("page", ["tag.html", "import.html", "relative.html"])
@@ -68,12 +76,12 @@ def test_a_cross_origin_isolated_page_same_origin(site, browser):
     assert outcome["crossOriginIsolated"] is True and outcome["values"] == EXPECTED
 
 
-def test_a_cross_origin_isolated_page_with_dist_from_another_origin(dist, manifest, tmp_path, browser):
+def test_a_cross_origin_isolated_page_with_dist_from_another_origin(site, manifest, tmp_path, browser):
     # dist/ from webnn_py.serve's /dist/ (the headers a static host must send: CORS + CORP),
     # the page from a server that adds only COOP/COEP.
     from webnn_py.serve import PolyfillServer
 
-    with PolyfillServer(dist=dist) as host:
+    with PolyfillServer(dist=site / MOUNT) as host:
         script = f"{host.url}/dist/webnn-polyfill.js"
         (tmp_path / "tag.html").write_text(graph_page(script, "tag", manifest["integrity"]))
         (tmp_path / "import.html").write_text(graph_page(script, "import"))
