@@ -226,6 +226,22 @@ CASES = {
          "bm": np.tril(np.ones((5, 6), bool), 1), "fm": normal(1, 1, 5, 6)}))(
         p("q", (2, 3, 5, 8)), p("k", (2, 3, 6, 8)), p("v", (2, 3, 6, 4)), p("bm", (5, 6), np.bool_),
         p("fm", (1, 1, 5, 6))),
+    "fake-quantize": unary(lambda x: [ops.fake_quantize(x, c(-1.0, F32), c(1.5, F32), c(-2.0, F32), c(2.0, F32), 11),
+                                      ops.fake_quantize(x, c(normal(1, 3, 1) - 1), c(np.abs(normal(1, 3, 1)) + 0.5),
+                                                        c(0.0, F32), c(255.0, F32), 256)]),
+    "group-norm": unary(lambda x: [ops.group_normalization(x, c(normal(6)), c(normal(6)), 3, 1e-4),
+                                   ops.group_normalization(x, c(normal(6)), c(normal(6)), 6, 1e-2),
+                                   ops.grn(x, 0.5)], X4),
+    "shuffle-roll": unary(lambda x: [ops.shuffle_channels(x, 1, 3), ops.shuffle_channels(x, -1, 2),
+                                     ops.roll(x, c([2, -1], I64), c([3, 2], I64)),
+                                     ops.roll(x, c([5, 5], I32), c([1, 1], I32))], X4),
+    "eye": unary(lambda x: [ops.add(x, ops.eye(c(3, I32), c(4, I32), c(1, I32), "f32")),
+                            ops.multiply(x, ops.eye(c(3, I64), c(4, I64), c(-1, I64), "f32", c([2], I64)))]),
+    "one-hot-bucketize": lambda: (lambda i, x: (model([
+        ops.one_hot(i, c(5, I64), c(2.5, F32), c(-1.0, F32), -1), ops.one_hot(i, c(4, I32), c(7, I32), c(0, I32), 0),
+        ops.bucketize(x, c([-1.0, 0.0, 0.5, 2.0], F32)), ops.bucketize(x, c([-1.0, 0.0, 0.5], F32), "i32", False)],
+        [i, x]), {"i": np.array([[0, 3, -1], [4, 7, 1]], I64),
+                  "x": np.array([[-2.0, -1.0, 0.0, 0.25, 0.5, 3.0]], F32)}))(p("i", (2, 3), I64), p("x", (1, 6))),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

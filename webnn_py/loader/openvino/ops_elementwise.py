@@ -1,6 +1,6 @@
 """Element-wise IR operations: arithmetic (with FloorMod, Mod, Power,
-SquaredDifference), comparisons, logic, Select, Relu/Sigmoid/Tanh, Convert and
-Softmax (OpenVINO opset1-opset15 semantics; other activations: ops_activation.py).
+SquaredDifference), comparisons, logic, Select, Relu/Sigmoid/Tanh, Convert,
+FakeQuantize and Softmax (OpenVINO opset1-opset15 semantics; other activations: ops_activation.py).
 
 OpenVINO's "numpy" auto-broadcast is WebNN's bidirectional broadcast (§7.7.4
 "bidirectionally broadcasting"), so those ops map one to one; "none" demands
@@ -176,6 +176,27 @@ def softmax(t, inputs):
     return [t.b.softmax(x, t.axis(axis, rank))]
 
 
+def fake_quantize(t, inputs):
+    """FakeQuantize-1: x at or below min(input_low, input_high) becomes
+    output_low, above max(...) output_high, and in between
+    round((x - il) / (ih - il) (levels - 1)) / (levels - 1) (oh - ol) + ol,
+    rounding halves to even (nearbyint in the default rounding mode)."""
+    if len(inputs) != 5:
+        raise t.malformed(f"FakeQuantize takes 5 inputs, not {len(inputs)}")
+    x, il, ih, ol, oh = (t.operand(v) for v in inputs)
+    if x.dataType not in FLOATS:
+        raise t.unsupported(f"FakeQuantize of {x.dataType} is not supported (floats only)")
+    levels = t.attr_int("levels")
+    if levels < 2:
+        raise t.malformed(f"levels {levels} is below 2")
+    steps = t.operand(np.array(levels - 1, np.dtype(x.dataType)))
+    level = t.b.roundEven(t.b.mul(t.b.div(t.b.sub(x, il), t.b.sub(ih, il)), steps))
+    inside = t.b.add(t.b.mul(t.b.div(level, steps), t.b.sub(oh, ol)), ol)
+    low = t.b.lesserOrEqual(x, t.b.min(il, ih))
+    high = t.b.greater(x, t.b.max(il, ih))
+    return [t.b.where(low, ol, t.b.where(high, oh, inside))]
+
+
 TRANSLATORS = {
     "Add": _binary("add"), "Subtract": _binary("sub"), "Multiply": _binary("mul"), "Divide": divide,
     "Less": _binary("lesser"), "Greater": _binary("greater"), "Equal": _binary("equal"),
@@ -185,5 +206,5 @@ TRANSLATORS = {
     "LogicalNot": _unary("logicalNot"),
     "Relu": _unary("relu"), "ReLU": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
     "Select": select, "Convert": convert, "ConvertLike": convert_like, "Softmax": softmax, "SoftMax": softmax,
-    "Power": _binary("pow"), "SquaredDifference": squared_difference, "FloorMod": floor_mod, "Mod": mod,
+    "FakeQuantize": fake_quantize, "Power": _binary("pow"), "SquaredDifference": squared_difference, "FloorMod": floor_mod, "Mod": mod,
 }

@@ -1,6 +1,7 @@
 """Indexed reads and writes (OpenVINO opsets 1-15): GatherND, GatherElements,
 ScatterUpdate, ScatterNDUpdate, ScatterElementsUpdate, onto WebNN's gatherND,
-gatherElements, scatterND and scatterElements.
+gatherElements, scatterND and scatterElements; and OneHot and Bucketize, which
+compare indices or values with constant positions.
 
 OpenVINO's indices may be negative (counted from the end of their axis);
 WebNN's are taken as they are, so negative ones are wrapped first: folded for
@@ -137,5 +138,42 @@ def scatter_elements_update(t, inputs):
                                 {"axis": axis})]
 
 
+def one_hot(t, inputs):
+    """OneHot-1: a new axis of `depth` positions, on_value where it equals the
+    index, off_value elsewhere (indices outside [0, depth) give off everywhere)."""
+    if len(inputs) != 4:
+        raise t.malformed(f"OneHot takes 4 inputs, not {len(inputs)}")
+    indices, depth_value, on, off = inputs
+    _check_indices(t, indices)
+    depths = t.ints(depth_value, "depth")
+    if len(depths) != 1 or depths[0] < 1:
+        raise t.malformed(f"depth {depths} is not one positive number")
+    rank = len(t.shape(indices)) + 1
+    axis = t.axis(t.attr_int("axis", -1), rank)
+    idx = t.operand(indices)
+    positions = np.arange(depths[0], dtype=np.dtype(idx.dataType)).reshape([depths[0]] + [1] * (rank - 1 - axis))
+    expanded = t.b.reshape(idx, list(idx.shape[:axis]) + [1] + list(idx.shape[axis:]))
+    return [t.b.where(t.b.equal(expanded, t.operand(positions)), t.operand(on), t.operand(off))]
+
+
+def bucketize(t, inputs):
+    """Bucketize-3: the index of each value's bucket among sorted boundaries:
+    how many boundaries lie below it (with_right_bound: b < x) or at or below
+    it (b <= x)."""
+    if len(inputs) != 2:
+        raise t.malformed(f"Bucketize takes 2 inputs, not {len(inputs)}")
+    x, boundaries = t.operand(inputs[0]), t.operand(inputs[1])
+    kind = {"i32": "int32", "i64": "int64"}.get(t.layer.data.get("output_type", "i64"))
+    if kind is None:
+        raise t.malformed(f"output_type {t.layer.data.get('output_type')!r} is not i32 or i64")
+    right = t.layer.data.get("with_right_bound", "true").strip().lower() in ("true", "1")
+    if len(boundaries.shape) != 1:
+        raise t.malformed(f"the boundaries have rank {len(boundaries.shape)}, not 1")
+    column = t.b.reshape(x, list(x.shape) + [1])
+    below = t.b.lesser(boundaries, column) if right else t.b.lesserOrEqual(boundaries, column)
+    return [t.b.reduceSum(t.b.cast(below, kind), {"axes": [len(x.shape)]})]
+
+
 TRANSLATORS = {"GatherND": gather_nd, "GatherElements": gather_elements, "ScatterUpdate": scatter_update,
-               "ScatterNDUpdate": scatter_nd_update, "ScatterElementsUpdate": scatter_elements_update}
+               "ScatterNDUpdate": scatter_nd_update, "ScatterElementsUpdate": scatter_elements_update,
+               "OneHot": one_hot, "Bucketize": bucketize}

@@ -1,5 +1,6 @@
 """Reductions and normalizations (OpenVINO opsets 1-15): Reduce*, MVN,
-BatchNormInference, NormalizeL2, LRN, CumSum, TopK with k = 1.
+BatchNormInference, NormalizeL2, LRN, GRN, GroupNormalization, CumSum, TopK
+with k = 1.
 
 Axes come as a (constant) input; WebNN takes them as non-negative numbers.
 Reductions of constants are folded in numpy, so shape arithmetic written
@@ -223,8 +224,40 @@ def topk(t, inputs):
     return [values, indices]
 
 
+def grn(t, inputs):
+    """GRN-1: x / sqrt(sum over the channel axis of x^2 + bias)."""
+    if len(inputs) != 1:
+        raise t.malformed(f"GRN takes 1 input, not {len(inputs)}")
+    x = t.operand(inputs[0])
+    if x.dataType not in FLOATS or len(x.shape) < 2:
+        raise t.unsupported(f"GRN of a rank-{len(x.shape)} {x.dataType} tensor is not supported")
+    squares = t.b.reduceSumSquare(x, {"axes": [1], "keepDimensions": True})
+    bias = t.operand(np.array(_float(t, "bias"), np.dtype(x.dataType)))
+    return [t.b.div(x, t.b.sqrt(t.b.add(squares, bias)))]
+
+
+def group_norm(t, inputs):
+    """GroupNormalization-12: the channels in num_groups groups, each group
+    (with all spatial positions) normalised to zero mean and unit variance
+    (epsilon inside the root: layerNormalization over [N, G, rest]), then the
+    per-channel scale and bias."""
+    if len(inputs) != 3:
+        raise t.malformed(f"GroupNormalization takes 3 inputs, not {len(inputs)}")
+    x, scale, bias = (t.operand(v) for v in inputs)
+    if x.dataType not in FLOATS or len(x.shape) < 2:
+        raise t.unsupported(f"GroupNormalization of a rank-{len(x.shape)} {x.dataType} tensor is not supported")
+    groups = t.attr_int("num_groups")
+    shape = list(x.shape)
+    if groups < 1 or shape[1] % groups:
+        raise t.malformed(f"num_groups {groups} does not divide the {shape[1]} channels")
+    grouped = t.b.reshape(x, [shape[0], groups, int(np.prod(shape[1:])) // groups])
+    normalised = t.b.reshape(t.b.layerNormalization(grouped, {"axes": [2], "epsilon": _float(t, "epsilon")}), shape)
+    per_channel = [shape[1]] + [1] * (len(shape) - 2)
+    return [t.b.add(t.b.mul(normalised, t.b.reshape(scale, per_channel)), t.b.reshape(bias, per_channel))]
+
+
 TRANSLATORS = {
     **{name: reduce for name in _REDUCTIONS},
     "MVN": mvn, "BatchNormInference": batch_norm, "NormalizeL2": normalize_l2, "LRN": lrn, "CumSum": cumsum,
-    "TopK": topk,
+    "TopK": topk, "GRN": grn, "GroupNormalization": group_norm,
 }

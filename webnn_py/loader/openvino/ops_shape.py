@@ -1,6 +1,7 @@
 """Data-movement IR operations: Concat, Reshape, Squeeze, Unsqueeze, Transpose,
 Gather, StridedSlice, Slice, Pad, Broadcast, Tile, Split, VariadicSplit,
-DepthToSpace, SpaceToDepth, and ShapeOf and Range (folded: static shapes).
+DepthToSpace, SpaceToDepth, ShuffleChannels, Roll, and ShapeOf, Range and Eye
+(folded: static shapes).
 
 OpenVINO passes shapes, axes, permutations and slice bounds as (usually i64)
 tensors; WebNN takes them as plain numbers, so they must be constants at load
@@ -515,9 +516,79 @@ def depth_to_space(t, inputs):
     return [t.b.reshape(moved, final)]
 
 
+def shuffle_channels(t, inputs):
+    """ShuffleChannels-1: axis split into [group, size / group], the two swapped."""
+    if len(inputs) != 1:
+        raise t.malformed(f"ShuffleChannels takes 1 input, not {len(inputs)}")
+    x = t.operand(inputs[0])
+    shape = list(x.shape)
+    axis = t.axis(t.attr_int("axis", 1), len(shape))
+    group = t.attr_int("group", 1)
+    if group < 1 or shape[axis] % group:
+        raise t.malformed(f"group {group} does not divide axis {axis} of size {shape[axis]}")
+    split = shape[:axis] + [group, shape[axis] // group] + shape[axis + 1:]
+    order = list(range(len(split)))
+    order[axis], order[axis + 1] = axis + 1, axis
+    return [t.b.reshape(t.b.transpose(t.b.reshape(x, split), {"permutation": order}), shape)]
+
+
+def roll(t, inputs):
+    """Roll-7: each listed axis rotated by its shift (toward higher indices;
+    shifts and axes broadcast, repeated axes add up): two slices joined."""
+    if len(inputs) != 3:
+        raise t.malformed(f"Roll takes 3 inputs, not {len(inputs)}")
+    data = inputs[0]
+    shape = list(t.shape(data))
+    shifts, axes = t.ints(inputs[1], "shift"), t.ints(inputs[2], "axes")
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise t.malformed(f"shift {shifts} and axes {axes} differ in length")
+    total = {}
+    for s, a in zip(shifts, axes):
+        a = t.axis(a, len(shape), "axes item")
+        total[a] = total.get(a, 0) + s
+    if isinstance(data, np.ndarray):
+        return [np.roll(data, list(total.values()), list(total))]
+    x = t.operand(data)
+    for axis, s in total.items():
+        s %= shape[axis]
+        if not s:
+            continue
+        starts = [0] * len(shape)
+        tail_sizes, head_sizes = list(shape), list(shape)
+        tail_sizes[axis], head_sizes[axis] = s, shape[axis] - s
+        tail_starts = list(starts)
+        tail_starts[axis] = shape[axis] - s
+        x = t.b.concat([t.b.slice(x, tail_starts, tail_sizes), t.b.slice(x, starts, head_sizes)], axis)
+    return [x]
+
+
+def eye(t, inputs):
+    """Eye-9: ones on diagonal diagonal_index of a num_rows x num_columns
+    matrix (repeated over batch_shape), folded."""
+    from .ir import ELEMENT_TYPES
+    if len(inputs) not in (3, 4):
+        raise t.malformed(f"Eye takes 3 or 4 inputs, not {len(inputs)}")
+    rows, columns, diagonal = (t.ints(v, what) for v, what in zip(inputs[:3], ("num_rows", "num_columns",
+                                                                                "diagonal_index")))
+    batch = t.ints(inputs[3], "batch_shape") if len(inputs) == 4 else []
+    kind = t.layer.data.get("output_type", "f32")
+    if kind not in ELEMENT_TYPES:
+        raise t.unsupported(f"output_type {kind!r} is not supported")
+    if len(rows) != 1 or len(columns) != 1 or len(diagonal) != 1 or rows[0] < 1 or columns[0] < 1:
+        raise t.malformed(f"num_rows {rows} / num_columns {columns} / diagonal_index {diagonal} are not valid")
+    shape = batch + [rows[0], columns[0]]
+    if not _small(shape):
+        raise t.unsupported(f"Eye of shape {shape} is larger than the {FOLD_LIMIT} elements folded")
+    matrix = np.eye(rows[0], columns[0], diagonal[0], dtype=ELEMENT_TYPES[kind][0])
+    return [np.array(np.broadcast_to(matrix, shape))]
+
+
 TRANSLATORS = {
     "Concat": concat, "Reshape": reshape, "Squeeze": squeeze, "Unsqueeze": unsqueeze, "Transpose": transpose,
     "Gather": gather, "StridedSlice": strided_slice, "Slice": slice_, "Pad": pad, "Broadcast": broadcast,
     "Tile": tile, "Split": split, "VariadicSplit": split, "ShapeOf": shape_of, "Range": range_,
-    "DepthToSpace": depth_to_space, "SpaceToDepth": depth_to_space,
+    "DepthToSpace": depth_to_space, "SpaceToDepth": depth_to_space, "ShuffleChannels": shuffle_channels,
+    "Roll": roll, "Eye": eye,
 }
