@@ -505,3 +505,38 @@ def test_stablehlo_composite_runs_its_decomposition():
     d.op("MUL", [dx, gate], [dy], options("MulOptions"))
     d.io([dx], [dy])
     check((w.finish(), {"x0": rand(2, 5, low=-3, high=3)}), tolerance=1e-6)
+
+
+# -- reductions and lookups by id ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("code", ["UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX",
+                                  "UNSORTED_SEGMENT_MIN"])
+def test_unsorted_segment(code):
+    """Run-time ids, one segment (3) left empty: it holds the reduction's identity."""
+    data = rand(6, 3, low=0.5, high=2.0)
+    ids = np.array([2, 0, 4, 2, 0, 1], I32)
+    check(one_op(code, [data, ids], [((5, 3), F32)], [np.array(5, I32)]), tolerance=1e-6)
+
+
+def test_unsorted_segment_sum_int32_with_2d_ids():
+    data = RNG.integers(-9, 9, (2, 3, 4)).astype(I32)
+    ids = np.array([[1, 0, 1], [2, 2, 0]], I32)
+    check(one_op("UNSORTED_SEGMENT_SUM", [data, ids], [((3, 4), I32)], [np.array(3, I32)]))
+
+
+def test_segment_sum_with_constant_ids():
+    data = rand(5, 2)
+    check(one_op("SEGMENT_SUM", [data], [((3, 2), F32)], [np.array([0, 0, 1, 2, 2], I32)]), tolerance=1e-6)
+
+
+def test_segment_sum_with_runtime_ids_is_refused():
+    model, inputs = one_op("SEGMENT_SUM", [rand(3, 2), np.array([0, 1, 1], I32)], [((2, 2), F32)])
+    with pytest.raises(NotSupportedError, match="SEGMENT_SUM.*must be a constant"):
+        webnn_run(model, inputs)
+
+
+def test_hashtable_lookup():
+    lookup = np.array([7, 1, 3, 7, 9], I32)
+    keys = np.array([1, 3, 7, 8], I32)          # LiteRT binary-searches the keys: sorted
+    values = rand(4, 2)
+    check(one_op("HASHTABLE_LOOKUP", [lookup], [((5, 2), F32), ((5,), np.uint8)], [keys, values]), exact=True)

@@ -157,3 +157,18 @@ def test_bidirectional_sequence_lstm(merge):
                  timeMajor=True))
     g.io([x], outs)
     compare(w.finish(), sequence_frames([steps, batch, n_in]))
+
+
+@pytest.mark.parametrize("rank,memory", [(1, 4), (2, 3), (1, 2)])
+def test_svdf(rank, memory):
+    batch, n_in, units = 2, 5, 3
+    filters = units * rank
+    w = ModelWriter()
+    g = w.subgraph()
+    x = g.tensor([batch, n_in], F32, name="x")
+    state = g.tensor([batch, filters * memory], F32, variable=True)
+    y = g.tensor([batch, units], F32, name="y")
+    g.op("SVDF", [x, g.const(rand(filters, n_in)), g.const(rand(filters, memory)), g.const(rand(units)), state],
+         [y], options("SVDFOptions", rank=rank, fusedActivationFunction=1 if rank == 2 else 0))
+    g.io([x], [y])
+    compare(w.finish(), sequence_frames([batch, n_in]))

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from ...base.errors import NotSupportedError
 from . import (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
-               ops_quant, ops_recurrent, ops_shape, ops_state, ops_window)
+               ops_quant, ops_recurrent, ops_segment, ops_shape, ops_state, ops_window)
 from .schema import BUILTIN_NAMES, Model
 
 TRANSLATORS: dict = {}
 for _module in (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
-                ops_quant, ops_recurrent, ops_shape, ops_state, ops_window):
+                ops_quant, ops_recurrent, ops_segment, ops_shape, ops_state, ops_window):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 # Reasons shared by several operators.
@@ -39,10 +39,7 @@ _SORT = "it sorts or ranks values; WebNN has no sort or top-k operator (argMin/a
 _NOT_YET = "expressible with WebNN operators, but not translated yet"
 
 UNSUPPORTED = {
-    "HASHTABLE_LOOKUP": ("a run-time key lookup whose value tensor is usually STRING; WebNN has no string type "
-                         "(numeric values: " + _NOT_YET + ")"),
     "LSH_PROJECTION": "it hashes its input's bytes (farmhash fingerprints); WebNN has no bitwise or hash operators",
-    "SVDF": _NOT_YET,
     "CONCAT_EMBEDDINGS": _NOT_IN_FILES,
     "SKIP_GRAM": _STRING,
     "CALL": _NOT_IN_FILES,
@@ -55,7 +52,6 @@ UNSUPPORTED = {
     "WHERE": _DYNAMIC + " (the coordinates of the true elements: as many rows as there are)",
     "NON_MAX_SUPPRESSION_V4": _DYNAMIC + " (a greedy selection by score, which also needs sorting)",
     "NON_MAX_SUPPRESSION_V5": _DYNAMIC + " (a greedy selection by score, which also needs sorting)",
-    "SEGMENT_SUM": _DYNAMIC + " (as many segments as the largest segment id + 1)",
     "RFFT2D": _COMPLEX,
     "CONV_3D": _CONV_3D,
     "IMAG": _COMPLEX,
@@ -69,10 +65,6 @@ UNSUPPORTED = {
     "RANDOM_STANDARD_NORMAL": _RANDOM,
     "RANDOM_UNIFORM": _RANDOM,
     "MULTINOMIAL": _RANDOM,
-    "UNSORTED_SEGMENT_PROD": _NOT_YET,
-    "UNSORTED_SEGMENT_MAX": _NOT_YET,
-    "UNSORTED_SEGMENT_SUM": _NOT_YET,
-    "UNSORTED_SEGMENT_MIN": _NOT_YET,
     "ATAN2": "WebNN has no arc tangent (its trigonometric operators are sin, cos and tan)",
     "BITCAST": "it reinterprets the bytes of one type as another; WebNN's cast converts values, never bits",
     "BITWISE_XOR": _BITWISE,

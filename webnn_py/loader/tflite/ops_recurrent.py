@@ -1,6 +1,6 @@
 """Recurrent layers: UNIDIRECTIONAL_SEQUENCE_LSTM, UNIDIRECTIONAL_SEQUENCE_RNN,
-BIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_RNN, and their one-step forms
-LSTM (the full kernel) and RNN.
+BIDIRECTIONAL_SEQUENCE_LSTM, BIDIRECTIONAL_SEQUENCE_RNN, their one-step forms
+LSTM (the full kernel) and RNN, and SVDF.
 
 The sequence length is static, so each layer is unrolled into per-step gemm and
 element-wise builder calls. That expresses every variant TFLite's kernels have
@@ -239,7 +239,45 @@ def bidirectional_sequence_rnn(ctx):
     _bidirectional_outputs(ctx, forward, backward, bool(opt.read(ctx, 2, "bool", False)), time_major)
 
 
+def svdf(ctx):
+    """SVDF (a rank-reduced time convolution, as keyword spotters use it). Inputs:
+    input [batch, in], weights_feature [filters, in], weights_time [filters, memory],
+    bias [units] (optional), activation_state [batch, filters * memory] (a variable
+    tensor: each filter's last `memory` features). SVDFOptions: rank 0,
+    fused_activation 1. Per call, as LiteRT's kernel (svdf.cc):
+        state = state shifted left by one per filter, the new feature x W_f^T appended
+        out[u] = act(sum over r < rank of (state . W_t)[u rank + r] + bias[u])"""
+    b = ctx.b
+    x, features, time = ctx.input(0), ctx.input(1), ctx.input(2)
+    rank = opt.read(ctx, 0, "i32")
+    if len(x.shape) != 2 or len(time.shape) != 2 or len(features.shape) != 2:
+        raise ctx.fail(f"input {list(x.shape)}, weights_feature {list(features.shape)} and weights_time "
+                       f"{list(time.shape)} must be 2-D")
+    batch = x.shape[0]
+    filters, memory = time.shape
+    if rank < 1 or filters % rank or features.shape[0] != filters:
+        raise ctx.fail(f"rank {rank} does not divide the {filters} filters, or the weights disagree on them")
+    units = filters // rank
+    state_before = ctx.input(4)
+    if list(state_before.shape) != [batch, filters * memory]:
+        raise ctx.fail(f"its state is {list(state_before.shape)}, it must be {[batch, filters * memory]}")
+    history = b.reshape(state_before, [batch, filters, memory])
+    feature = b.reshape(_matmul(ctx, x, features), [batch, filters, 1])
+    if memory > 1:
+        history = b.concat([b.slice(history, [0, 0, 1], [batch, filters, memory - 1]), feature], 2)
+    else:
+        history = feature
+    per_filter = b.reduceSum(b.mul(history, b.reshape(time, [1, filters, memory])),
+                             {"axes": [2], "keepDimensions": False})
+    out = b.reduceSum(b.reshape(per_filter, [batch, units, rank]), {"axes": [2], "keepDimensions": False})
+    if ctx.has_input(3):
+        out = b.add(out, ctx.input(3))
+    _keep(ctx, 4, b.reshape(history, [batch, filters * memory]))
+    ctx.set_output(0, ctx.activation(out, opt.read(ctx, 1, "i8")))
+
+
 TRANSLATORS = {
+    "SVDF": svdf,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": unidirectional_sequence_lstm,
     "LSTM": lstm,
     "BIDIRECTIONAL_SEQUENCE_LSTM": bidirectional_sequence_lstm,
