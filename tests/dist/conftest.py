@@ -28,3 +28,8 @@ def browser():
 
     with launch_chromium() as context:
         yield context
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: installs into a fresh venv or project (tens of seconds); "
+                                       "in the suite, deselect with -m 'not slow'")
