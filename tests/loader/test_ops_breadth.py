@@ -540,3 +540,32 @@ def test_hashtable_lookup():
     keys = np.array([1, 3, 7, 8], I32)          # LiteRT binary-searches the keys: sorted
     values = rand(4, 2)
     check(one_op("HASHTABLE_LOOKUP", [lookup], [((5, 2), F32), ((5,), np.uint8)], [keys, values]), exact=True)
+
+
+def test_topk_v2_with_ties_and_infinities():
+    x = rand(3, 9, low=-2, high=2)
+    x[0, [1, 4, 6]] = 1.5                      # ties: in index order
+    x[1, [0, 8]] = -np.inf
+    x[2, :] = 0.25
+    for k in (1, 4, 9):
+        check(one_op("TOPK_V2", [x], [((3, k), F32), ((3, k), I32)], [np.array(k, I32)]), exact=True)
+
+
+def test_topk_v2_int8():
+    x = rand(2, 12)
+    check_quantized(quantized_op("TOPK_V2", [x], [((2, 5), "q"), ((2, 5), I32)], [np.array(5, I32)]), 1 / 64)
+
+
+@pytest.mark.parametrize("padding,strides,dilations", [(0, [1, 1, 1], [1, 1, 1]), (1, [2, 1, 2], [1, 1, 1]),
+                                                       (0, [2, 2, 1], [2, 1, 1]), (1, [1, 1, 1], [1, 2, 1])])
+def test_conv_3d(padding, strides, dilations):
+    x = rand(2, 5, 6, 7, 3)
+    filt, bias = rand(3, 2, 3, 3, 4), rand(4)
+    out = []
+    for n, k, s, d in zip(x.shape[1:4], filt.shape[:3], strides, dilations):
+        effective = (k - 1) * d + 1
+        out.append(-(-n // s) if padding == 0 else (n - effective) // s + 1)
+    opts = options("Conv3DOptions", padding=padding, strideD=strides[0], strideH=strides[1], strideW=strides[2],
+                   dilationDFactor=dilations[0], dilationHFactor=dilations[1], dilationWFactor=dilations[2],
+                   fusedActivationFunction=1)
+    check(one_op("CONV_3D", [x], [((2, *out, 4), F32)], [filt, bias], opts), tolerance=2e-6)

@@ -29,14 +29,15 @@ _COMPLEX = "it reads or writes COMPLEX64 tensors; WebNN has no complex data type
 _STRING = "it works on STRING tensors; WebNN has no string data type"
 _BITWISE = "it works on the bits of integers; WebNN has no bitwise or shift operators"
 _RANDOM = "it draws random numbers; WebNN has no random number generator"
-_HASH_TABLE = ("it uses a mutable hash table resource (string or int64 keys inserted at run time); WebNN has "
-               "no associative containers")
-_CONV_3D = "WebNN's convolutions are 2-D (conv2d, convTranspose2d); it has no 3-D convolution"
+_HASH_TABLE = ("a hash table resource (HASHTABLE, filled by HASHTABLE_IMPORT, read by HASHTABLE_FIND) of "
+               "TensorFlow lookup tables, whose keys or values are STRING tensors (no WebNN type); tables of "
+               "numbers: not translated yet")
 _NOT_IN_FILES = "LiteRT has no kernel for it: it is a code reserved inside the runtime, never written in a model file"
 _NO_STABLEHLO_KERNEL = ("LiteRT has no kernel for it (converters lower StableHLO to TFLite builtins), so no model "
                         "that LiteRT runs contains it and there is no reference to translate it against")
-_SORT = "it sorts or ranks values; WebNN has no sort or top-k operator (argMin/argMax give one index)"
 _NOT_YET = "expressible with WebNN operators, but not translated yet"
+_NMS = (_NOT_YET + " (with a constant max_output_size the outputs have static shapes: one argMax, IoU and mask "
+        "step per output slot)")
 
 UNSUPPORTED = {
     "LSH_PROJECTION": "it hashes its input's bytes (farmhash fingerprints); WebNN has no bitwise or hash operators",
@@ -46,14 +47,12 @@ UNSUPPORTED = {
     "CUSTOM": ("a custom operator is known by its custom code: only MediaPipe's Convolution2DTransposeBias is "
                "translated; others have no definition to translate from"),
     "EMBEDDING_LOOKUP_SPARSE": _DYNAMIC,
-    "TOPK_V2": _SORT,
     "DELEGATE": _NOT_IN_FILES,
     "UNIQUE": _DYNAMIC,
     "WHERE": _DYNAMIC + " (the coordinates of the true elements: as many rows as there are)",
-    "NON_MAX_SUPPRESSION_V4": _DYNAMIC + " (a greedy selection by score, which also needs sorting)",
-    "NON_MAX_SUPPRESSION_V5": _DYNAMIC + " (a greedy selection by score, which also needs sorting)",
+    "NON_MAX_SUPPRESSION_V4": _NMS,
+    "NON_MAX_SUPPRESSION_V5": _NMS,
     "RFFT2D": _COMPLEX,
-    "CONV_3D": _CONV_3D,
     "IMAG": _COMPLEX,
     "REAL": _COMPLEX,
     "COMPLEX_ABS": _COMPLEX,
@@ -61,7 +60,8 @@ UNSUPPORTED = {
     "HASHTABLE_FIND": _HASH_TABLE,
     "HASHTABLE_IMPORT": _HASH_TABLE,
     "HASHTABLE_SIZE": _HASH_TABLE,
-    "CONV_3D_TRANSPOSE": _CONV_3D,
+    "CONV_3D_TRANSPOSE": _NOT_YET + " (one convTranspose2d per filter depth slice, as CONV_3D is one conv2d "
+                                    "per slice)",
     "RANDOM_STANDARD_NORMAL": _RANDOM,
     "RANDOM_UNIFORM": _RANDOM,
     "MULTINOMIAL": _RANDOM,

@@ -1,4 +1,4 @@
-"""Convolutions and fully connected layers: CONV_2D, DEPTHWISE_CONV_2D,
+"""Convolutions and fully connected layers: CONV_2D, DEPTHWISE_CONV_2D, CONV_3D,
 TRANSPOSE_CONV, MediaPipe's custom Convolution2DTransposeBias, FULLY_CONNECTED.
 
 TFLite keeps activations NHWC and filters OHWI (depthwise: 1HW(I*M)), which
@@ -136,8 +136,50 @@ def fully_connected(ctx):
     ctx.set_output(0, ctx.activation(out, opt.read(ctx, 0, "i8")))
 
 
+def conv_3d(ctx):
+    """Conv3DOptions: padding 0, stride_d 1, stride_w 2, stride_h 3, fused_activation 4,
+    dilation_d 5, dilation_w 6, dilation_h 7. Input NDHWC, filter DHWIO, optional bias.
+    WebNN's convolutions are 2-D, so the depth is folded into the batch: each filter
+    depth slice kd is a conv2d over every input depth at once, and output depth d sums
+    slice kd's result at input depth d * stride - pad_front + kd * dilation."""
+    b = ctx.b
+    x, w = ctx.input(0), ctx.input(1)
+    if len(x.shape) != 5 or len(w.shape) != 5:
+        raise ctx.fail(f"its input {list(x.shape)} and filter {list(w.shape)} must be 5-D (NDHWC, DHWIO)")
+    n, depth, h, wi, c = x.shape
+    kd, kh, kw, ci, co = w.shape
+    if ci != c:
+        raise ctx.fail(f"the filter's {ci} input channels differ from the input's {c}")
+    strides = [opt.read(ctx, 1, "i32", 1), opt.read(ctx, 3, "i32", 1), opt.read(ctx, 2, "i32", 1)]
+    dilations = [opt.read(ctx, 5, "i32", 1), opt.read(ctx, 7, "i32", 1), opt.read(ctx, 6, "i32", 1)]
+    padding = opt.read(ctx, 0, "i8")
+    planes = opt.padding_2d(ctx, padding, (h, wi), (kh, kw), strides[1:], dilations[1:])
+    front, back = (opt.same_padding(ctx, depth, kd, strides[0], dilations[0]) if padding == opt.SAME
+                   else (0, 0))
+    out_depth = (depth + front + back - ((kd - 1) * dilations[0] + 1)) // strides[0] + 1
+    if out_depth < 1:
+        raise ctx.fail(f"the filter depth {kd} does not fit the input depth {depth}")
+    folded = b.reshape(x, [n * depth, h, wi, c])
+    total = None
+    for k in range(kd):
+        plane = b.reshape(b.slice(w, [k, 0, 0, 0, 0], [1, kh, kw, ci, co]), [kh, kw, ci, co])
+        y = b.conv2d(folded, plane, {"inputLayout": "nhwc", "filterLayout": "hwio", "strides": strides[1:],
+                                     "dilations": dilations[1:], "padding": planes})
+        oh, ow = y.shape[1:3]
+        y = b.reshape(y, [n, depth, oh, ow, co])
+        if front or back:
+            y = b.pad(y, [0, front, 0, 0, 0], [0, back, 0, 0, 0])
+        y = b.slice(y, [0, k * dilations[0], 0, 0, 0], [n, (out_depth - 1) * strides[0] + 1, oh, ow, co],
+                    {"strides": [1, strides[0], 1, 1, 1]})
+        total = y if total is None else b.add(total, y)
+    if ctx.has_input(2):
+        total = b.add(total, ctx.input(2))
+    ctx.set_output(0, ctx.activation(total, opt.read(ctx, 4, "i8")))
+
+
 TRANSLATORS = {
     "CONV_2D": conv_2d,
+    "CONV_3D": conv_3d,
     "DEPTHWISE_CONV_2D": depthwise_conv_2d,
     "TRANSPOSE_CONV": transpose_conv,
     "Convolution2DTransposeBias": convolution_2d_transpose_bias,

@@ -1,11 +1,11 @@
-"""Reductions and lookups by id: UNSORTED_SEGMENT_SUM/PROD/MAX/MIN, SEGMENT_SUM,
-HASHTABLE_LOOKUP.
+"""Reductions, lookups and selections by id or rank: UNSORTED_SEGMENT_SUM/PROD/
+MAX/MIN, SEGMENT_SUM, HASHTABLE_LOOKUP, TOPK_V2.
 
-Each compares the ids with every segment (or key) number at once: a [segments,
-rows] mask from equal(), then where() fills the rows outside a segment with the
-reduction's identity and a reduction over the rows finishes. Run-time ids work;
-only the number of segments must be known at load time (it is the output's
-first dimension).
+Each compares the ids with every segment (or key, or rank) number at once: a
+[segments, rows] mask from equal(), then where() fills the rows outside a segment
+with the reduction's identity and a reduction over the rows finishes (argMax of
+the mask for a lookup). Run-time ids work; only the number of segments must be
+known at load time (it is the output's first dimension).
 """
 from __future__ import annotations
 
@@ -86,7 +86,35 @@ def hashtable_lookup(ctx):
     ctx.set_output(1, hits)
 
 
+def topk_v2(ctx):
+    """input [..., n], k (a constant); outputs the k largest values along the last
+    axis, largest first, and their indices (int32), equal values in index order as
+    LiteRT gives them. WebNN has no sort: each element's rank is the number of
+    elements before it in that order (greater, or equal with a lower index), from
+    one [..., n, n] comparison; output slot r takes the element of rank r."""
+    b = ctx.b
+    x = ctx.input(0)
+    k = _ints(ctx.required_const(1, "k"))
+    if len(x.shape) < 1 or len(k) != 1 or not 0 < k[0] <= x.shape[-1]:
+        raise ctx.fail(f"k {k} does not fit an input of shape {list(x.shape)}")
+    k, n, lead = k[0], x.shape[-1], list(x.shape[:-1])
+    if n * n * max(int(np.prod(lead, dtype=np.int64)), 1) > MAX_MASK_ELEMENTS:
+        raise ctx.fail(f"ranking {n} values per row needs more than {MAX_MASK_ELEMENTS} comparisons")
+    other = b.reshape(x, lead + [1, n])              # element i, along the last axis
+    this = b.reshape(x, lead + [n, 1])               # element j, along the one before
+    before = np.tril(np.ones((n, n), np.uint8), -1)   # [j, i]: i < j
+    ahead = b.logicalOr(b.greater(other, this),
+                        b.logicalAnd(b.equal(other, this), ctx.constant_operand(before)))
+    rank = b.reduceSum(b.cast(ahead, "int32"), {"axes": [len(lead) + 1], "keepDimensions": False})   # [..., n]
+    slots = ctx.constant_operand(np.arange(k, dtype=np.int32).reshape(k, 1))
+    picked = b.equal(b.reshape(rank, lead + [1, n]), slots)                                   # [..., k, n]
+    indices = b.argMax(picked, len(lead) + 1, {"keepDimensions": False, "outputDataType": "int32"})
+    ctx.set_output(0, b.gatherElements(x, indices, {"axis": len(lead)}))
+    ctx.set_output(1, indices)
+
+
 TRANSLATORS = {
+    "TOPK_V2": topk_v2,
     "UNSORTED_SEGMENT_SUM": _unsorted("reduceSum"),
     "UNSORTED_SEGMENT_PROD": _unsorted("reduceProduct"),
     "UNSORTED_SEGMENT_MAX": _unsorted("reduceMax"),
