@@ -37,16 +37,15 @@ def test_every_builtin_is_translated_or_has_a_reason():
 
 
 def test_one_error_names_every_unsupported_operator():
-    """TOPK_V2 twice, ATAN2, a custom op, and an unsupported op inside a WHILE body:
+    """UNIQUE twice, ATAN2, a custom op, and an unsupported op inside a WHILE body:
     one NotSupportedError names them all, with the reasons; nothing is built."""
     w = ModelWriter()
     g = w.subgraph()
     x = g.tensor([4], name="x")
-    k = g.const(np.array(2, np.int32))
     outs = []
     for _ in range(2):
-        v, i = g.tensor([2]), g.tensor([2], np.int32)
-        g.op("TOPK_V2", [x, k], [v, i])
+        v, i = g.tensor([4]), g.tensor([4], np.int32)
+        g.op("UNIQUE", [x], [v, i])
         outs.append(v)
     a = g.tensor([4])
     g.op("ATAN2", [x, x], [a])
@@ -66,7 +65,7 @@ def test_one_error_names_every_unsupported_operator():
         webnn_run(w.finish(), {"x": np.zeros(4, np.float32)})
     message = str(info.value)
     assert "4 TFLite operators" in message
-    assert "TOPK_V2 (operators 0, 1: it sorts" in message
+    assert "UNIQUE (operators 0, 1: its output shape depends on the input values" in message
     assert "ATAN2 (operator 2: WebNN has no arc tangent" in message
     assert "MyFancyOp (operator 3: a custom operator" in message
     assert f"BITCAST (operator 0 of subgraph {body.index}:" in message
