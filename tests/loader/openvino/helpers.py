@@ -9,6 +9,22 @@ from pathlib import Path
 import numpy as np
 
 ov = __import__("pytest").importorskip("openvino")
+__import__("pytest").importorskip("openvino.opset13")
+
+
+def p(name: str, shape, dtype=np.float32):
+    """A Parameter named `name`."""
+    return ov.opset13.parameter(list(shape), dtype, name=name)
+
+
+def c(value, dtype=None):
+    """A Const holding `value`."""
+    return ov.opset13.constant(np.asarray(value, dtype=dtype))
+
+
+def model(outputs, params):
+    """An ov.Model with a Result per output node."""
+    return ov.Model([ov.opset13.result(o) for o in outputs], params, "m")
 
 
 def save(model, directory: Path, name: str = "model") -> tuple[bytes, bytes]:

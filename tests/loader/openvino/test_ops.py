@@ -6,24 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .helpers import compare, ours, save
+from .helpers import c, compare, model, ours, p, save
 
 ov = pytest.importorskip("openvino")
 ops = pytest.importorskip("openvino.opset13")
 F32, I32, I64 = np.float32, np.int32, np.int64
 rng = np.random.default_rng(7)
-
-
-def p(name, shape, dtype=F32):
-    return ops.parameter(list(shape), dtype, name=name)
-
-
-def c(value, dtype=None):
-    return ops.constant(np.asarray(value, dtype=dtype))
-
-
-def model(outputs, params):
-    return ov.Model([ops.result(o) for o in outputs], params, "m")
 
 
 X = rng.standard_normal((2, 3, 4)).astype(F32)

@@ -16,8 +16,7 @@ FLOATS = ("float32", "float16")
 
 
 def _one(t, inputs, count: int = 1):
-    if len(inputs) != count:
-        raise t.malformed(f"{t.layer.type} takes {count} input{'s' if count > 1 else ''}, not {len(inputs)}")
+    t.arity(inputs, count)
     return inputs
 
 
@@ -109,8 +108,7 @@ def hard_sigmoid(t, inputs):
 
 def swish(t, inputs):
     """Swish-4: x sigmoid(beta x), beta an optional scalar input (default 1)."""
-    if len(inputs) not in (1, 2):
-        raise t.malformed(f"Swish takes 1 or 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 1, 2)
     x = _float_input(t, inputs[0])
     scaled = x if len(inputs) == 1 else t.b.mul(x, t.operand(inputs[1]))
     return [t.b.mul(x, t.b.sigmoid(scaled))]

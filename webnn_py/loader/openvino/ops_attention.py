@@ -19,8 +19,7 @@ def _minus_infinity(t, like):
 
 
 def scaled_dot_product_attention(t, inputs):
-    if not 3 <= len(inputs) <= 5:
-        raise t.malformed(f"ScaledDotProductAttention takes 3 to 5 inputs, not {len(inputs)}")
+    t.arity(inputs, 3, 4, 5)
     q, k, v = (t.operand(x) for x in inputs[:3])
     if q.dataType not in ("float32", "float16") or len(q.shape) < 2 or len(k.shape) < 2:
         raise t.unsupported(f"attention over {q.dataType} of rank {len(q.shape)} is not supported (floats, rank >= 2)")

@@ -42,8 +42,7 @@ def _binary(method: str):
 
 
 def _two(t, inputs):
-    if len(inputs) != 2:
-        raise t.malformed(f"{t.layer.type} takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     return inputs
 
 
@@ -118,15 +117,13 @@ def convert_like(t, inputs):
 
 def _unary(method: str):
     def translate(t, inputs):
-        if len(inputs) != 1:
-            raise t.malformed(f"{t.layer.type} takes 1 input, not {len(inputs)}")
+        t.arity(inputs, 1)
         return [getattr(t.b, method)(t.operand(inputs[0]))]
     return translate
 
 
 def select(t, inputs):
-    if len(inputs) != 3:
-        raise t.malformed(f"Select takes 3 inputs, not {len(inputs)}")
+    t.arity(inputs, 3)
     condition, then, otherwise = inputs
     mode = t.layer.data.get("auto_broadcast", "numpy").lower()
     if mode == "none" and not (t.shape(condition) == t.shape(then) == t.shape(otherwise)):
@@ -139,8 +136,7 @@ def select(t, inputs):
 
 
 def convert(t, inputs):
-    if len(inputs) != 1:
-        raise t.malformed(f"Convert takes 1 input, not {len(inputs)}")
+    t.arity(inputs, 1)
     target = t.layer.data.get("destination_type")
     if target not in ELEMENT_TYPES:
         raise t.unsupported(f"destination_type {target!r} is not supported (supported: {', '.join(ELEMENT_TYPES)})")
@@ -165,8 +161,7 @@ def _convert_to(t, value, target: str):
 
 
 def softmax(t, inputs):
-    if len(inputs) != 1:
-        raise t.malformed(f"Softmax takes 1 input, not {len(inputs)}")
+    t.arity(inputs, 1)
     x = t.operand(inputs[0])
     rank = len(x.shape)
     # Softmax-1: axis in [0, rank); Softmax-8: [-rank, rank), negative from the end.
@@ -181,8 +176,7 @@ def fake_quantize(t, inputs):
     output_low, above max(...) output_high, and in between
     round((x - il) / (ih - il) (levels - 1)) / (levels - 1) (oh - ol) + ol,
     rounding halves to even (nearbyint in the default rounding mode)."""
-    if len(inputs) != 5:
-        raise t.malformed(f"FakeQuantize takes 5 inputs, not {len(inputs)}")
+    t.arity(inputs, 5)
     x, il, ih, ol, oh = (t.operand(v) for v in inputs)
     if x.dataType not in FLOATS:
         raise t.unsupported(f"FakeQuantize of {x.dataType} is not supported (floats only)")

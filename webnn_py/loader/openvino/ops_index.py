@@ -37,8 +37,7 @@ def gather_nd(t, inputs):
     after `batch_dims` shared batch axes. With batch dimensions each index is
     prefixed by its batch coordinates; GatherND-5 then merges the batch axes
     into one, GatherND-8 keeps them."""
-    if len(inputs) != 2:
-        raise t.malformed(f"GatherND takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     data, indices = inputs
     _check_indices(t, indices)
     shape, ishape = list(t.shape(data)), list(t.shape(indices))
@@ -65,8 +64,7 @@ def gather_nd(t, inputs):
 
 def gather_elements(t, inputs):
     """GatherElements-6: out[..., i, ...] = data[..., indices[..., i, ...], ...] along `axis`."""
-    if len(inputs) != 2:
-        raise t.malformed(f"GatherElements takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     data, indices = inputs
     _check_indices(t, indices)
     shape = t.shape(data)
@@ -84,8 +82,7 @@ def scatter_update(t, inputs):
     """ScatterUpdate-3: data's slices along `axis` at `indices` replaced by
     updates (shaped data[:axis] + indices + data[axis + 1:]). Moved so that the
     indices' axes lead, it is scatterND with one-coordinate indices."""
-    if len(inputs) != 4:
-        raise t.malformed(f"ScatterUpdate takes 4 inputs, not {len(inputs)}")
+    t.arity(inputs, 4)
     data, indices, updates, axis_value = inputs
     _check_indices(t, indices)
     shape, ishape = list(t.shape(data)), list(t.shape(indices))
@@ -112,8 +109,7 @@ def scatter_update(t, inputs):
 
 def scatter_nd_update(t, inputs):
     """ScatterNDUpdate-3/15 (reduction none): WebNN's scatterND."""
-    if len(inputs) != 3:
-        raise t.malformed(f"ScatterNDUpdate takes 3 inputs, not {len(inputs)}")
+    t.arity(inputs, 3)
     _no_reduction(t)
     data, indices, updates = inputs
     _check_indices(t, indices)
@@ -124,8 +120,7 @@ def scatter_nd_update(t, inputs):
 
 def scatter_elements_update(t, inputs):
     """ScatterElementsUpdate-3/12 (reduction none): WebNN's scatterElements."""
-    if len(inputs) != 4:
-        raise t.malformed(f"ScatterElementsUpdate takes 4 inputs, not {len(inputs)}")
+    t.arity(inputs, 4)
     _no_reduction(t)
     data, indices, updates, axis_value = inputs
     _check_indices(t, indices)
@@ -141,8 +136,7 @@ def scatter_elements_update(t, inputs):
 def one_hot(t, inputs):
     """OneHot-1: a new axis of `depth` positions, on_value where it equals the
     index, off_value elsewhere (indices outside [0, depth) give off everywhere)."""
-    if len(inputs) != 4:
-        raise t.malformed(f"OneHot takes 4 inputs, not {len(inputs)}")
+    t.arity(inputs, 4)
     indices, depth_value, on, off = inputs
     _check_indices(t, indices)
     depths = t.ints(depth_value, "depth")
@@ -160,8 +154,7 @@ def bucketize(t, inputs):
     """Bucketize-3: the index of each value's bucket among sorted boundaries:
     how many boundaries lie below it (with_right_bound: b < x) or at or below
     it (b <= x)."""
-    if len(inputs) != 2:
-        raise t.malformed(f"Bucketize takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     x, boundaries = t.operand(inputs[0]), t.operand(inputs[1])
     kind = {"i32": "int32", "i64": "int64"}.get(t.layer.data.get("output_type", "i64"))
     if kind is None:

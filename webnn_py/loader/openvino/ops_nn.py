@@ -19,8 +19,7 @@ def _swap_last(t, x):
 
 
 def matmul(t, inputs):
-    if len(inputs) != 2:
-        raise t.malformed(f"MatMul takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     a, b = (t.operand(v) for v in inputs)
     a_vector, b_vector = len(a.shape) == 1, len(b.shape) == 1
     # MatMul-1: transposes apply to 2-D+ inputs; a 1-D input is a row (a) or a
@@ -86,23 +85,28 @@ def _filter(t, value, shape: list[int]):
     return t.b.reshape(t.operand(value), shape)
 
 
-def convolution(t, inputs):
-    """Convolution-1 (filter [C_out, C_in, kH, kW]) and GroupConvolution-1
-    (filter [G, C_out/G, C_in/G, kH, kW], reshaped to WebNN's grouped oihw)."""
-    if len(inputs) != 2:
-        raise t.malformed(f"{t.layer.type} takes 2 inputs, not {len(inputs)}")
+def _data_and_filter(t, inputs):
+    """(x, filter operand, filter shape as WebNN sees it, groups): a Group*
+    layer's filter [G, a, b, kH, kW] becomes [G a, b, kH, kW] with G groups."""
     x = t.operand(inputs[0])
     w_shape = list(t.shape(inputs[1]))
     groups = 1
-    if t.layer.type == "GroupConvolution":
+    if t.layer.type.startswith("Group"):
         if len(w_shape) != 5:
-            raise t.unsupported(f"only 2-D group convolution is supported (filter rank {len(w_shape)})")
+            raise t.unsupported(f"only 2-D {t.layer.type} is supported (filter rank {len(w_shape)})")
         groups = w_shape[0]
         w_shape = [w_shape[0] * w_shape[1]] + w_shape[2:]
     if len(x.shape) != 4 or len(w_shape) != 4:
-        raise t.unsupported(f"only 2-D convolution is supported (input rank {len(x.shape)}, filter rank "
+        raise t.unsupported(f"only 2-D {t.layer.type} is supported (input rank {len(x.shape)}, filter rank "
                             f"{len(w_shape)})")
-    w = _filter(t, inputs[1], w_shape)
+    return x, _filter(t, inputs[1], w_shape), w_shape, groups
+
+
+def convolution(t, inputs):
+    """Convolution-1 (filter [C_out, C_in, kH, kW]) and GroupConvolution-1
+    (filter [G, C_out/G, C_in/G, kH, kW], reshaped to WebNN's grouped oihw)."""
+    t.arity(inputs, 2)
+    x, w, w_shape, groups = _data_and_filter(t, inputs)
     strides, dilations = _window_attributes(t, 2)
     padding = spatial_padding(t, x.shape[2:], w_shape[2:], strides, dilations)
     return [t.b.conv2d(x, w, {"padding": padding, "strides": strides, "dilations": dilations, "groups": groups,
@@ -117,20 +121,8 @@ def convolution_backprop_data(t, inputs):
     leaves over, split evenly; an odd one is cropped from the beginning,
     except with same_lower (at the end), as OpenVINO's CPU plugin does (the
     operation's text does not say)."""
-    if len(inputs) not in (2, 3):
-        raise t.malformed(f"{t.layer.type} takes 2 or 3 inputs, not {len(inputs)}")
-    x = t.operand(inputs[0])
-    w_shape = list(t.shape(inputs[1]))
-    groups = 1
-    if t.layer.type == "GroupConvolutionBackpropData":
-        if len(w_shape) != 5:
-            raise t.unsupported(f"only 2-D group deconvolution is supported (filter rank {len(w_shape)})")
-        groups = w_shape[0]
-        w_shape = [w_shape[0] * w_shape[1]] + w_shape[2:]
-    if len(x.shape) != 4 or len(w_shape) != 4:
-        raise t.unsupported(f"only 2-D deconvolution is supported (input rank {len(x.shape)}, filter rank "
-                            f"{len(w_shape)})")
-    w = _filter(t, inputs[1], w_shape)
+    t.arity(inputs, 2, 3)
+    x, w, w_shape, groups = _data_and_filter(t, inputs)
     strides, dilations = _window_attributes(t, 2)
     output_padding = t.attr_ints("output_padding", [0, 0])
     padding = spatial_padding(t, x.shape[2:], w_shape[2:], strides, dilations, transposed=True)
@@ -210,8 +202,7 @@ def _unused_output(t, index: int) -> None:
 
 def max_pool(t, inputs):
     """MaxPool-1/8/14; the indices output of -8/-14 must be unused."""
-    if len(inputs) != 1:
-        raise t.malformed(f"MaxPool takes 1 input, not {len(inputs)}")
+    t.arity(inputs, 1)
     x, back, rank = _as_2d(t, t.operand(inputs[0]))
     window, strides, dilations, padding, sizes = _pool_geometry(t, x, rank)
     out = back(t.b.maxPool2d(x, {"windowDimensions": window, "strides": strides, "dilations": dilations,
@@ -227,8 +218,7 @@ def avg_pool(t, inputs):
     the taps inside the input); exclude-pad false divides every window by the
     kernel's size, so the input is padded with zeros first, far enough that
     every window (ceil rounding included) lies inside."""
-    if len(inputs) != 1:
-        raise t.malformed(f"AvgPool takes 1 input, not {len(inputs)}")
+    t.arity(inputs, 1)
     x, back, rank = _as_2d(t, t.operand(inputs[0]))
     window, strides, dilations, padding, sizes = _pool_geometry(t, x, rank)
     exclude = t.layer.data.get("exclude-pad", "false").strip().lower() in ("true", "1")
@@ -250,8 +240,7 @@ def adaptive_pool(t, inputs):
     multiple of its output size the bins are one strided window; otherwise
     average pooling is a product with a constant averaging matrix per axis
     (bins of different sizes), and max pooling is not supported."""
-    if len(inputs) != 2:
-        raise t.malformed(f"{t.layer.type} takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     x, back, _ = _as_2d(t, t.operand(inputs[0]))
     wanted = t.ints(inputs[1], "output_shape")
     spatial = list(x.shape[2:])

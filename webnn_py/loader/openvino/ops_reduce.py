@@ -44,8 +44,7 @@ def _axes(t, value, rank: int) -> list[int]:
 def reduce(t, inputs):
     """Reduce*-1 (ReduceL1/L2-4, ReduceLogical*-1): keep_dims keeps the reduced
     axes as 1s; an empty axes list reduces nothing."""
-    if len(inputs) != 2:
-        raise t.malformed(f"{t.layer.type} takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     data, axes_value = inputs
     method, fold = _REDUCTIONS[t.layer.type]
     axes = _axes(t, axes_value, len(t.shape(data)))
@@ -79,16 +78,14 @@ def mvn(t, inputs):
         raise t.unsupported(f"MVN of {x.dataType} is not supported (floats only)")
     rank = len(x.shape)
     if t.layer.version == "opset1" or len(inputs) == 1:
-        if len(inputs) != 1:
-            raise t.malformed(f"MVN-1 takes 1 input, not {len(inputs)}")
+        t.arity(inputs, 1)
         if "reduction_axes" in t.layer.data:
             axes = sorted({t.axis(a, rank, "reduction_axes item") for a in t.attr_ints("reduction_axes")})
         else:
             axes = list(range(1 if _flag(t, "across_channels") else 2, rank))
         mode = "inside_sqrt"
     else:
-        if len(inputs) != 2:
-            raise t.malformed(f"MVN-6 takes 2 inputs, not {len(inputs)}")
+        t.arity(inputs, 2)
         axes = _axes(t, inputs[1], rank)
         mode = _eps_mode(t, "eps_mode", ("inside_sqrt", "outside_sqrt"))
     eps = _float(t, "eps")
@@ -109,8 +106,7 @@ def mvn(t, inputs):
 def batch_norm(t, inputs):
     """BatchNormInference-1 (gamma, beta, data, mean, variance) and -5 (data,
     gamma, beta, mean, variance): WebNN's batchNormalization over axis 1."""
-    if len(inputs) != 5:
-        raise t.malformed(f"BatchNormInference takes 5 inputs, not {len(inputs)}")
+    t.arity(inputs, 5)
     if t.layer.version == "opset1":
         gamma, beta, data, mean, variance = inputs
     else:
@@ -124,8 +120,7 @@ def batch_norm(t, inputs):
 def normalize_l2(t, inputs):
     """NormalizeL2-1: x / sqrt(max(sum(x^2), eps)) (eps_mode max) or
     x / sqrt(sum(x^2) + eps) (add), the sum over the axes."""
-    if len(inputs) != 2:
-        raise t.malformed(f"NormalizeL2 takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     x = t.operand(inputs[0])
     if x.dataType not in FLOATS:
         raise t.unsupported(f"NormalizeL2 of {x.dataType} is not supported (floats only)")
@@ -146,8 +141,7 @@ def lrn(t, inputs):
     x / (bias + alpha / size^len(axes) * sqr_sum)^beta, sqr_sum the sum of x^2
     over the window of `size` positions centred on each one ((size - 1) // 2
     on each side, clipped to the tensor)."""
-    if len(inputs) != 2:
-        raise t.malformed(f"LRN takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     x = t.operand(inputs[0])
     if x.dataType not in FLOATS or len(x.shape) != 4:
         raise t.unsupported(f"LRN of a rank-{len(x.shape)} {x.dataType} tensor is not supported (4-D floats)")
@@ -188,8 +182,7 @@ def _window_sum(t, padded, window: list[int]):
 def cumsum(t, inputs):
     """CumSum-3: along `axis` (an input; 0 when absent), exclusive and reverse
     attributes: WebNN's cumulativeSum."""
-    if len(inputs) not in (1, 2):
-        raise t.malformed(f"CumSum takes 1 or 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 1, 2)
     x = t.operand(inputs[0])
     axes = t.ints(inputs[1], "axis") if len(inputs) == 2 else [0]
     if len(axes) != 1:
@@ -202,8 +195,7 @@ def topk(t, inputs):
     """TopK-1/3/11 with k = 1: the largest (mode max) or smallest (min) element
     along `axis` and its index (the first one among equals, as OpenVINO's
     ordering gives); larger k needs a sort, which WebNN does not have."""
-    if len(inputs) != 2:
-        raise t.malformed(f"TopK takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     x = t.operand(inputs[0])
     ks = t.ints(inputs[1], "k")
     if len(ks) != 1:
@@ -226,8 +218,7 @@ def topk(t, inputs):
 
 def grn(t, inputs):
     """GRN-1: x / sqrt(sum over the channel axis of x^2 + bias)."""
-    if len(inputs) != 1:
-        raise t.malformed(f"GRN takes 1 input, not {len(inputs)}")
+    t.arity(inputs, 1)
     x = t.operand(inputs[0])
     if x.dataType not in FLOATS or len(x.shape) < 2:
         raise t.unsupported(f"GRN of a rank-{len(x.shape)} {x.dataType} tensor is not supported")
@@ -241,8 +232,7 @@ def group_norm(t, inputs):
     (with all spatial positions) normalised to zero mean and unit variance
     (epsilon inside the root: layerNormalization over [N, G, rest]), then the
     per-channel scale and bias."""
-    if len(inputs) != 3:
-        raise t.malformed(f"GroupNormalization takes 3 inputs, not {len(inputs)}")
+    t.arity(inputs, 3)
     x, scale, bias = (t.operand(v) for v in inputs)
     if x.dataType not in FLOATS or len(x.shape) < 2:
         raise t.unsupported(f"GroupNormalization of a rank-{len(x.shape)} {x.dataType} tensor is not supported")

@@ -118,8 +118,7 @@ def interpolate(t, inputs):
         by_sizes = t.layer.data.get("shape_calculation_mode", "sizes").lower() == "sizes"
         sizes_value, scales_value = (given, None) if by_sizes else (None, given)
     else:
-        if len(inputs) not in (3, 4):
-            raise t.malformed(f"Interpolate-4 takes 3 or 4 inputs, not {len(inputs)}")
+        t.arity(inputs, 3, 4)
         sizes_value, scales_value = inputs[1], inputs[2]
         axes_value = inputs[3] if len(inputs) == 4 else None
         by_sizes = t.layer.data.get("shape_calculation_mode", "sizes").lower() == "sizes"

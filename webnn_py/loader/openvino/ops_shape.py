@@ -37,8 +37,7 @@ def concat(t, inputs):
 
 
 def reshape(t, inputs):
-    if len(inputs) != 2:
-        raise t.malformed(f"Reshape takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     data, target = inputs
     shape_in = t.shape(data)
     wanted = t.ints(target, "the target shape")
@@ -77,8 +76,7 @@ def _reshape(t, data, shape):
 
 
 def squeeze(t, inputs):
-    if len(inputs) not in (1, 2):
-        raise t.malformed(f"Squeeze takes 1 or 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 1, 2)
     shape = t.shape(inputs[0])
     if len(inputs) == 2:
         axes = {t.axis(a, len(shape), "axes item") for a in t.ints(inputs[1], "axes")}
@@ -91,8 +89,7 @@ def squeeze(t, inputs):
 
 
 def unsqueeze(t, inputs):
-    if len(inputs) != 2:
-        raise t.malformed(f"Unsqueeze takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     shape = list(t.shape(inputs[0]))
     axes_given = t.ints(inputs[1], "axes")
     rank = len(shape) + len(axes_given)
@@ -105,8 +102,7 @@ def unsqueeze(t, inputs):
 
 
 def transpose(t, inputs):
-    if len(inputs) != 2:
-        raise t.malformed(f"Transpose takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     rank = len(t.shape(inputs[0]))
     order = t.ints(inputs[1], "the order")
     if not order:
@@ -119,8 +115,7 @@ def transpose(t, inputs):
 
 
 def gather(t, inputs):
-    if len(inputs) != 3:
-        raise t.malformed(f"Gather takes 3 inputs, not {len(inputs)}")
+    t.arity(inputs, 3)
     data, indices, axis_value = inputs
     shape, ishape = t.shape(data), t.shape(indices)
     batch_dims = t.attr_int("batch_dims", 0)
@@ -196,8 +191,7 @@ def strided_slice(t, inputs):
     strided window of the input (reversed along axes with a negative stride),
     with axes dropped (shrink_axis_mask) or inserted (new_axis_mask): WebNN
     slice + reverse + reshape."""
-    if len(inputs) not in (3, 4):
-        raise t.malformed(f"StridedSlice takes 3 or 4 inputs, not {len(inputs)}")
+    t.arity(inputs, 3, 4)
     data = inputs[0]
     shape = t.shape(data)
     begin = t.ints(inputs[1], "begin")
@@ -288,8 +282,7 @@ def _basic_index(t, data, index: list):
 def slice_(t, inputs):
     """Slice-8: start, stop, step (and optional axes) per sliced axis, numpy's
     slicing semantics (negative positions from the end, clamped)."""
-    if len(inputs) not in (4, 5):
-        raise t.malformed(f"Slice takes 4 or 5 inputs, not {len(inputs)}")
+    t.arity(inputs, 4, 5)
     data = inputs[0]
     rank = len(t.shape(data))
     start, stop, step = (t.ints(v, what) for v, what in zip(inputs[1:4], ("start", "stop", "step")))
@@ -308,8 +301,7 @@ def slice_(t, inputs):
 def pad(t, inputs):
     """Pad-1/12: constant (pad_value, default 0), edge and reflect modes; Pad-12's
     negative pads crop first. WebNN has no symmetric mode."""
-    if len(inputs) not in (3, 4):
-        raise t.malformed(f"Pad takes 3 or 4 inputs, not {len(inputs)}")
+    t.arity(inputs, 3, 4)
     data = inputs[0]
     shape = t.shape(data)
     begin, end = t.ints(inputs[1], "pads_begin"), t.ints(inputs[2], "pads_end")
@@ -342,8 +334,7 @@ def broadcast(t, inputs):
     """Broadcast-1/3: numpy (the target shape, the data broadcast to it),
     bidirectional (both broadcast to each other) and explicit (axes_mapping
     places the data's axes in the target shape)."""
-    if len(inputs) not in (2, 3):
-        raise t.malformed(f"Broadcast takes 2 or 3 inputs, not {len(inputs)}")
+    t.arity(inputs, 2, 3)
     data = inputs[0]
     shape = list(t.shape(data))
     target = t.ints(inputs[1], "target_shape")
@@ -388,8 +379,7 @@ def _small(shape) -> bool:
 def tile(t, inputs):
     """Tile-1: repeats shorter than the rank repeat the last axes; longer ones
     first give the data leading 1s."""
-    if len(inputs) != 2:
-        raise t.malformed(f"Tile takes 2 inputs, not {len(inputs)}")
+    t.arity(inputs, 2)
     data = inputs[0]
     shape = list(t.shape(data))
     repeats = t.ints(inputs[1], "repeats")
@@ -410,8 +400,7 @@ def split(t, inputs):
     """Split-1 (num_splits equal parts) and VariadicSplit-1 (split_lengths, one
     of them -1 for the rest; a 0 length gives an empty output, which may only
     reach a Result)."""
-    if len(inputs) != (2 if t.layer.type == "Split" else 3):
-        raise t.malformed(f"{t.layer.type} takes {2 if t.layer.type == 'Split' else 3} inputs, not {len(inputs)}")
+    t.arity(inputs, 2 if t.layer.type == "Split" else 3)
     data = inputs[0]
     shape = list(t.shape(data))
     axes = t.ints(inputs[1], "axis")
@@ -449,8 +438,7 @@ def split(t, inputs):
 
 def shape_of(t, inputs):
     """ShapeOf-1/3: the (static, after specialisation) shape as a constant."""
-    if len(inputs) != 1:
-        raise t.malformed(f"ShapeOf takes 1 input, not {len(inputs)}")
+    t.arity(inputs, 1)
     output_type = t.layer.data.get("output_type", "i64")
     dtype = {"i64": np.int64, "i32": np.int32}.get(output_type)
     if dtype is None:
@@ -462,8 +450,7 @@ def range_(t, inputs):
     """Range-1/4 on constants: numpy's arange, folded (output_type of Range-4;
     Range-1 keeps the inputs' type)."""
     from .ir import ELEMENT_TYPES
-    if len(inputs) != 3:
-        raise t.malformed(f"Range takes 3 inputs, not {len(inputs)}")
+    t.arity(inputs, 3)
     start, stop, step = (t.const(v, what).reshape(-1) for v, what in zip(inputs, ("start", "stop", "step")))
     if not start.size == stop.size == step.size == 1:
         raise t.malformed("start, stop and step must be scalars")
@@ -488,8 +475,7 @@ def range_(t, inputs):
 def depth_to_space(t, inputs):
     """DepthToSpace-1 / SpaceToDepth-1 (4-D): a reshape to 6-D, a transpose, a
     reshape back; mode blocks_first or depth_first orders the channel's parts."""
-    if len(inputs) != 1:
-        raise t.malformed(f"{t.layer.type} takes 1 input, not {len(inputs)}")
+    t.arity(inputs, 1)
     x = t.operand(inputs[0])
     if len(x.shape) != 4:
         raise t.unsupported(f"{t.layer.type} of rank {len(x.shape)} is not supported (4-D is)")
@@ -518,8 +504,7 @@ def depth_to_space(t, inputs):
 
 def shuffle_channels(t, inputs):
     """ShuffleChannels-1: axis split into [group, size / group], the two swapped."""
-    if len(inputs) != 1:
-        raise t.malformed(f"ShuffleChannels takes 1 input, not {len(inputs)}")
+    t.arity(inputs, 1)
     x = t.operand(inputs[0])
     shape = list(x.shape)
     axis = t.axis(t.attr_int("axis", 1), len(shape))
@@ -535,8 +520,7 @@ def shuffle_channels(t, inputs):
 def roll(t, inputs):
     """Roll-7: each listed axis rotated by its shift (toward higher indices;
     shifts and axes broadcast, repeated axes add up): two slices joined."""
-    if len(inputs) != 3:
-        raise t.malformed(f"Roll takes 3 inputs, not {len(inputs)}")
+    t.arity(inputs, 3)
     data = inputs[0]
     shape = list(t.shape(data))
     shifts, axes = t.ints(inputs[1], "shift"), t.ints(inputs[2], "axes")
@@ -568,8 +552,7 @@ def eye(t, inputs):
     """Eye-9: ones on diagonal diagonal_index of a num_rows x num_columns
     matrix (repeated over batch_shape), folded."""
     from .ir import ELEMENT_TYPES
-    if len(inputs) not in (3, 4):
-        raise t.malformed(f"Eye takes 3 or 4 inputs, not {len(inputs)}")
+    t.arity(inputs, 3, 4)
     rows, columns, diagonal = (t.ints(v, what) for v, what in zip(inputs[:3], ("num_rows", "num_columns",
                                                                                 "diagonal_index")))
     batch = t.ints(inputs[3], "batch_shape") if len(inputs) == 4 else []

@@ -77,6 +77,13 @@ class Translator:
     def malformed(self, problem: str) -> DataError:
         return DataError(f"load: {self.layer.where}: {problem}")
 
+    def arity(self, inputs: list, *counts: int) -> None:
+        """A DataError unless the layer has one of `counts` inputs."""
+        if len(inputs) not in counts:
+            allowed = " or ".join(str(n) for n in counts)
+            raise self.malformed(f"{self.layer.type} takes {allowed} input{'' if counts == (1,) else 's'}, "
+                                 f"not {len(inputs)}")
+
     # -- values ------------------------------------------------------------------------------
 
     def operand(self, value):
