@@ -39,6 +39,33 @@ def unary(build, x=X3):
 SPECIAL = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4999, -0.4999, 3.7, -3.2, 0.0, 7.5]], F32)
 
 
+def _recurrent(kind: str, direction: str, **options):
+    """An LSTMSequence / GRUSequence over run-time input and initial states."""
+    dirs, batch, steps, size, hidden = (2 if direction == "bidirectional" else 1), 2, 5, 3, 4
+    gates = 4 if kind == "lstm" else 3
+    x, h0 = p("x", (batch, steps, size)), p("h0", (batch, dirs, hidden))
+    lengths = c(np.full(batch, steps, I32))
+    w, r = c(normal(dirs, gates * hidden, size)), c(normal(dirs, gates * hidden, hidden))
+    feeds = {"x": normal(batch, steps, size), "h0": normal(batch, dirs, hidden)}
+    if kind == "lstm":
+        c0 = p("c0", (batch, dirs, hidden))
+        node = ops.lstm_sequence(x, h0, c0, lengths, w, r, c(normal(dirs, 4 * hidden)), hidden, direction)
+        return model(node.outputs(), [x, h0, c0]), {**feeds, "c0": normal(batch, dirs, hidden)}
+    bias = c(normal(dirs, (4 if options.get("linear_before_reset") else 3) * hidden))
+    node = ops.gru_sequence(x, h0, lengths, w, r, bias, hidden, direction, **options)
+    return model(node.outputs(), [x, h0]), feeds
+
+
+def _cells():
+    x, h0, c0 = p("x", (2, 3)), p("h0", (2, 4)), p("c0", (2, 4))
+    lstm = ops.lstm_cell(x, h0, c0, c(normal(16, 3)), c(normal(16, 4)), c(normal(16)), 4,
+                         activations=["sigmoid", "relu", "tanh"])
+    gru = ops.gru_cell(x, h0, c(normal(12, 3)), c(normal(12, 4)), c(normal(16)), 4, linear_before_reset=True)
+    gru_plain = ops.gru_cell(x, h0, c(normal(12, 3)), c(normal(12, 4)), c(normal(12)), 4)
+    return (model([*lstm.outputs(), gru, gru_plain], [x, h0, c0]),
+            {"x": normal(2, 3), "h0": normal(2, 4), "c0": normal(2, 4)})
+
+
 CASES = {
     # -- activations and math --
     "math": unary(lambda x: [ops.abs(x), ops.ceiling(x), ops.floor(x), ops.cos(x), ops.sin(x), ops.tan(x),
@@ -230,6 +257,11 @@ CASES = {
         ops.bucketize(x, c([-1.0, 0.0, 0.5, 2.0], F32)), ops.bucketize(x, c([-1.0, 0.0, 0.5], F32), "i32", False)],
         [i, x]), {"i": np.array([[0, 3, -1], [4, 7, 1]], I64),
                   "x": np.array([[-2.0, -1.0, 0.0, 0.25, 0.5, 3.0]], F32)}))(p("i", (2, 3), I64), p("x", (1, 6))),
+    "lstm-sequence": lambda: _recurrent("lstm", "forward"),
+    "lstm-sequence-bidirectional": lambda: _recurrent("lstm", "bidirectional"),
+    "gru-sequence-reverse": lambda: _recurrent("gru", "reverse"),
+    "gru-sequence-linear-before-reset": lambda: _recurrent("gru", "bidirectional", linear_before_reset=True),
+    "cells": lambda: _cells(),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

@@ -17,12 +17,12 @@ and the case.
 """
 from __future__ import annotations
 
-from . import (ops_activation, ops_attention, ops_einsum, ops_elementwise, ops_index, ops_nn, ops_reduce, ops_resize,
-               ops_shape)
+from . import (ops_activation, ops_attention, ops_einsum, ops_elementwise, ops_index, ops_nn, ops_recurrent,
+               ops_reduce, ops_resize, ops_shape)
 
 TRANSLATORS: dict = {}
 for _module in (ops_elementwise, ops_activation, ops_reduce, ops_nn, ops_resize, ops_shape, ops_index, ops_einsum,
-                ops_attention):
+                ops_attention, ops_recurrent):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 STRUCTURAL = {
@@ -81,7 +81,6 @@ UNSUPPORTED = {
     "FakeConvert": "WebNN has no float8 types",
     "PriorBox": _NOT_YET, "PriorBoxClustered": _NOT_YET, "RegionYolo": _NOT_YET, "ReorgYolo": _NOT_YET,
     "I420toBGR": _NOT_YET, "I420toRGB": _NOT_YET, "NV12toBGR": _NOT_YET, "NV12toRGB": _NOT_YET,
-    "GRUCell": _NOT_YET, "GRUSequence": _NOT_YET, "LSTMCell": _NOT_YET, "LSTMSequence": _NOT_YET,
     "RNNCell": _NOT_YET, "RNNSequence": _NOT_YET, "AUGRUCell": _NOT_YET, "AUGRUSequence": _NOT_YET,
     "ReverseSequence": _NOT_YET, "ConvertPromoteTypes": _NOT_YET,
     "BatchToSpace": _NOT_YET, "SpaceToBatch": _NOT_YET,
