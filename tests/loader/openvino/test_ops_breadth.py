@@ -42,7 +42,7 @@ SPECIAL = np.array([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4999, -0.4999, 3.7, -3.2
 def _recurrent(kind: str, direction: str, **options):
     """An LSTMSequence / GRUSequence over run-time input and initial states."""
     dirs, batch, steps, size, hidden = (2 if direction == "bidirectional" else 1), 2, 5, 3, 4
-    gates = 4 if kind == "lstm" else 3
+    gates = {"lstm": 4, "gru": 3, "rnn": 1}[kind]
     x, h0 = p("x", (batch, steps, size)), p("h0", (batch, dirs, hidden))
     lengths = c(np.full(batch, steps, I32))
     w, r = c(normal(dirs, gates * hidden, size)), c(normal(dirs, gates * hidden, hidden))
@@ -51,6 +51,9 @@ def _recurrent(kind: str, direction: str, **options):
         c0 = p("c0", (batch, dirs, hidden))
         node = ops.lstm_sequence(x, h0, c0, lengths, w, r, c(normal(dirs, 4 * hidden)), hidden, direction)
         return model(node.outputs(), [x, h0, c0]), {**feeds, "c0": normal(batch, dirs, hidden)}
+    if kind == "rnn":
+        node = ops.rnn_sequence(x, h0, lengths, w, r, c(normal(dirs, hidden)), hidden, direction, **options)
+        return model(node.outputs(), [x, h0]), feeds
     bias = c(normal(dirs, (4 if options.get("linear_before_reset") else 3) * hidden))
     node = ops.gru_sequence(x, h0, lengths, w, r, bias, hidden, direction, **options)
     return model(node.outputs(), [x, h0]), feeds
@@ -62,7 +65,8 @@ def _cells():
                          activations=["sigmoid", "relu", "tanh"])
     gru = ops.gru_cell(x, h0, c(normal(12, 3)), c(normal(12, 4)), c(normal(16)), 4, linear_before_reset=True)
     gru_plain = ops.gru_cell(x, h0, c(normal(12, 3)), c(normal(12, 4)), c(normal(12)), 4)
-    return (model([*lstm.outputs(), gru, gru_plain], [x, h0, c0]),
+    rnn = ops.rnn_cell(x, h0, c(normal(4, 3)), c(normal(4, 4)), c(normal(4)), 4, ["tanh"], [], [])
+    return (model([*lstm.outputs(), gru, gru_plain, rnn], [x, h0, c0]),
             {"x": normal(2, 3), "h0": normal(2, 4), "c0": normal(2, 4)})
 
 
@@ -262,6 +266,28 @@ CASES = {
     "gru-sequence-reverse": lambda: _recurrent("gru", "reverse"),
     "gru-sequence-linear-before-reset": lambda: _recurrent("gru", "bidirectional", linear_before_reset=True),
     "cells": lambda: _cells(),
+    "rnn-sequence": lambda: _recurrent("rnn", "forward"),
+    "rnn-sequence-bidirectional": lambda: _recurrent("rnn", "bidirectional", activations=["relu"]),
+    "space-batch": unary(lambda x: [
+        ops.space_to_batch(x, c([1, 2, 3, 2], I64), c([0, 0, 1, 0], I64), c([0, 0, 0, 0], I64)),
+        ops.batch_to_space(ops.space_to_batch(x, c([1, 3, 1, 2], I64), c([0, 0, 0, 1], I64), c([0, 0, 0, 1], I64)),
+                           c([1, 3, 1, 2], I64), c([0, 0, 0, 1], I64), c([0, 0, 0, 1], I64)),
+        ops.batch_to_space(x, c([1, 1, 2, 1], I64), c([0, 1, 0, 0], I64), c([0, 2, 3, 1], I64))], X4),
+    "reverse-sequence": unary(lambda x: [ops.reverse_sequence(x, c([3, 1], I32), 0, 1),
+                                         ops.reverse_sequence(x, c([4, 0, 2], I64), 1, 2),
+                                         ops.reverse_sequence(x, c([2, 1, 1, 2], I32), 2, 0)]),
+    "search-sorted": lambda: (lambda s, v: (model([
+        ops.search_sorted(s, v), ops.search_sorted(s, v, True),
+        ops.search_sorted(c([-1.0, 0.0, 0.0, 2.0], F32), v, True)], [s, v]),
+        {"s": np.sort(normal(2, 5), -1), "v": np.array([[-3.0, 0.0, 0.5, 5.0], [0.25, -0.5, 0.0, 1.0]], F32)}))(
+        p("s", (2, 5)), p("v", (2, 4))),
+    "embedding-bag": lambda: (lambda i, w: (model([
+        ops.embedding_bag_packed_sum(c(normal(7, 3)), i), ops.embedding_bag_packed_sum(c(normal(7, 3)), i, w),
+        ops.embedding_bag_packed(c(normal(7, 2, 2)), i, reduction="mean")], [i, w]),
+        {"i": np.array([[0, 6, 2], [3, 3, 1]], I32), "w": normal(2, 3)}))(p("i", (2, 3), I32), p("w", (2, 3))),
+    "slice-scatter": unary(lambda x: [
+        ops.slice_scatter(x, c(normal(2, 2, 2)), c([0, 1], I64), c([2, 4], I64), c([1, 2], I64), c([1, 2], I64)),
+        ops.slice_scatter(x, c(normal(1, 3, 4)), c([-1], I64), c([-3], I64), c([-2], I64))]),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

@@ -1,7 +1,8 @@
 """Indexed reads and writes (OpenVINO opsets 1-15): GatherND, GatherElements,
 ScatterUpdate, ScatterNDUpdate, ScatterElementsUpdate, onto WebNN's gatherND,
-gatherElements, scatterND and scatterElements; and OneHot and Bucketize, which
-compare indices or values with constant positions.
+gatherElements, scatterND and scatterElements; ReverseSequence and SliceScatter
+with constant positions; EmbeddingBagPacked(Sum); and OneHot, Bucketize and
+SearchSorted, which compare indices or values with positions or boundaries.
 
 OpenVINO's indices may be negative (counted from the end of their axis);
 WebNN's are taken as they are, so negative ones are wrapped first: folded for
@@ -167,6 +168,95 @@ def bucketize(t, inputs):
     return [t.b.reduceSum(t.b.cast(below, kind), {"axes": [len(x.shape)]})]
 
 
+def reverse_sequence(t, inputs):
+    """ReverseSequence-1 with constant seq_lengths: along seq_axis, the first
+    seq_lengths[b] elements of batch entry b reversed, the rest kept; a
+    gatherElements with constant indices."""
+    t.arity(inputs, 2)
+    x = t.operand(inputs[0])
+    shape = list(x.shape)
+    lengths = t.ints(inputs[1], "seq_lengths")
+    batch_axis = t.axis(t.attr_int("batch_axis", 0), len(shape), "batch_axis")
+    seq_axis = t.axis(t.attr_int("seq_axis", 1), len(shape), "seq_axis")
+    if batch_axis == seq_axis or len(lengths) != shape[batch_axis]:
+        raise t.malformed(f"batch_axis {batch_axis}, seq_axis {seq_axis} and seq_lengths {lengths} do not fit "
+                          f"shape {shape}")
+    if any(not 0 <= n <= shape[seq_axis] for n in lengths):
+        raise t.malformed(f"seq_lengths {lengths} exceed the sequence axis' {shape[seq_axis]}")
+    positions = np.arange(shape[seq_axis])
+    table = np.stack([np.where(positions < n, n - 1 - positions, positions) if n else positions for n in lengths])
+    # table[b, s]: broadcast over the other axes of x.
+    view = [1] * len(shape)
+    view[batch_axis], view[seq_axis] = len(lengths), shape[seq_axis]
+    table = table if batch_axis < seq_axis else table.T
+    index = np.ascontiguousarray(np.broadcast_to(table.reshape(view), shape), dtype=np.int32)
+    return [t.b.gatherElements(x, t.operand(index), {"axis": seq_axis})]
+
+
+def search_sorted(t, inputs):
+    """SearchSorted-15: for each value, the number of sequence entries below it
+    (right_mode false: the first position it could take) or at or below it
+    (right_mode true), the sequence's leading axes matching the values'."""
+    t.arity(inputs, 2)
+    sequence, values = t.operand(inputs[0]), t.operand(inputs[1])
+    if list(sequence.shape[:-1]) != list(values.shape[:-1]) and len(sequence.shape) != 1:
+        raise t.malformed(f"sorted_sequence {list(sequence.shape)} and values {list(values.shape)} differ before "
+                          "the last axis")
+    right = t.layer.data.get("right_mode", "false").strip().lower() in ("true", "1")
+    kind = {"i32": "int32", "i64": "int64"}.get(t.layer.data.get("output_type", "i64"))
+    if kind is None:
+        raise t.malformed(f"output_type {t.layer.data.get('output_type')!r} is not i32 or i64")
+    rank = len(values.shape)
+    column = t.b.reshape(values, list(values.shape) + [1])                      # [..., K, 1]
+    row = t.b.reshape(sequence, list(sequence.shape[:-1]) + [1, sequence.shape[-1]])   # [..., 1, M]
+    before = t.b.lesserOrEqual(row, column) if right else t.b.lesser(row, column)
+    return [t.b.reduceSum(t.b.cast(before, kind), {"axes": [rank]})]
+
+
+def embedding_bag_packed(t, inputs):
+    """EmbeddingBagPackedSum-3 and EmbeddingBagPacked-15 (reduction sum or
+    mean): each row of indices [B, K] gathers K rows of the table, weighted
+    (per_sample_weights, sum only) and summed or averaged."""
+    t.arity(inputs, 2, 3)
+    table, indices = inputs[0], inputs[1]
+    _check_indices(t, indices)
+    rows = t.b.gather(t.operand(table), _wrapped(t, indices, t.shape(table)[0]), {"axis": 0})   # [B, K, ...]
+    if len(inputs) == 3:
+        weights = t.operand(inputs[2])
+        rows = t.b.mul(rows, t.b.reshape(weights, list(weights.shape) + [1] * (len(rows.shape) - 2)))
+    reduction = t.layer.data.get("reduction", "sum").lower()
+    if reduction not in ("sum", "mean"):
+        raise t.malformed(f"reduction {reduction!r} is not sum or mean")
+    reduce = t.b.reduceMean if reduction == "mean" else t.b.reduceSum
+    return [reduce(rows, {"axes": [1]})]
+
+
+def slice_scatter(t, inputs):
+    """SliceScatter-15: the Slice-8 window of data (start, stop, step, axes)
+    replaced by updates; a scatterND at the window's positions (constant)."""
+    t.arity(inputs, 5, 6)
+    data, updates = t.operand(inputs[0]), t.operand(inputs[1])
+    shape = list(data.shape)
+    start, stop, step = (t.ints(v, what) for v, what in zip(inputs[2:5], ("start", "stop", "step")))
+    axes = [t.axis(a, len(shape), "axes item") for a in t.ints(inputs[5], "axes")] if len(inputs) == 6 \
+        else list(range(len(start)))
+    if not len(start) == len(stop) == len(step) == len(axes) or 0 in step:
+        raise t.malformed(f"start {start}, stop {stop}, step {step} and axes {axes} do not match")
+    ranges = [np.arange(d) for d in shape]
+    for a, b, e, s in zip(axes, start, stop, step):
+        ranges[a] = np.arange(d := shape[a])[slice(b, e, s)]
+    window = [len(r) for r in ranges]
+    if window != list(updates.shape):
+        raise t.malformed(f"updates have shape {list(updates.shape)}, the slice {window}")
+    if 0 in window:
+        return [data]
+    grids = np.meshgrid(*ranges, indexing="ij")
+    index = np.ascontiguousarray(np.stack(grids, -1), dtype=np.int32)
+    return [t.b.scatterND(data, t.operand(index), updates)]
+
+
 TRANSLATORS = {"GatherND": gather_nd, "GatherElements": gather_elements, "ScatterUpdate": scatter_update,
                "ScatterNDUpdate": scatter_nd_update, "ScatterElementsUpdate": scatter_elements_update,
-               "OneHot": one_hot, "Bucketize": bucketize}
+               "OneHot": one_hot, "Bucketize": bucketize, "ReverseSequence": reverse_sequence,
+               "SearchSorted": search_sorted, "EmbeddingBagPackedSum": embedding_bag_packed,
+               "EmbeddingBagPacked": embedding_bag_packed, "SliceScatter": slice_scatter}

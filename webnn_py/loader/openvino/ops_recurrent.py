@@ -1,5 +1,6 @@
 """LSTMSequence-5, GRUSequence-5, LSTMCell-4 and GRUCell-3 onto WebNN's lstm,
-gru, lstmCell and gruCell.
+gru, lstmCell and gruCell; RNNCell-1 and RNNSequence-5 (which WebNN has no
+operator for) as gemm + activation, unrolled over the sequence.
 
 OpenVINO orders an LSTM's gates f, i, c, o; WebNN's "ifgo" layout is i, f, g
 (= c), o, so the first two gate blocks of W, R and B are swapped (folded for
@@ -142,5 +143,57 @@ def gru_cell(t, inputs):
     return [t.b.gruCell(t.operand(x), t.operand(w), t.operand(r), t.operand(h0), hidden, options)]
 
 
+def _rnn_step(t, x, h, w, r, bias, activation: str):
+    """RNNCell-1: f(x W^T + h R^T + B)."""
+    pre = t.b.add(t.b.add(t.b.gemm(x, w, {"bTranspose": True}), t.b.gemm(h, r, {"bTranspose": True})), bias)
+    return getattr(t.b, activation)(pre)
+
+
+def rnn_cell(t, inputs):
+    """RNNCell-1 (WebNN has no plain RNN operator: gemm + activation)."""
+    t.arity(inputs, 5)
+    x, h0, w, r, bias = (t.operand(v) for v in inputs)
+    (activation,) = _activations(t, ["tanh"])
+    return [_rnn_step(t, x, h0, w, r, bias, activation)]
+
+
+def rnn_sequence(t, inputs):
+    """RNNSequence-5 unrolled over its static length: one RNNCell step per time
+    step and direction (reverse walks the steps backwards); Y stacks the
+    hidden states in time order."""
+    t.arity(inputs, 6)
+    x_value, h0, lengths, w, r, bias = inputs
+    batch, steps, size = t.shape(x_value)
+    _full_lengths(t, lengths, steps)
+    direction = t.layer.data.get("direction", "forward").lower()
+    if direction not in _DIRECTIONS:
+        raise t.malformed(f"direction {direction!r} is not forward, reverse or bidirectional")
+    (activation,) = _activations(t, ["tanh"])
+    x, h0, w, r, bias = (t.operand(v) for v in (x_value, h0, w, r, bias))
+    hidden = t.attr_int("hidden_size")
+    plan = [("forward", 0)] if direction == "forward" else [("reverse", 0)] if direction == "reverse" \
+        else [("forward", 0), ("reverse", 1)]
+    sequences, finals = [], []
+    for way, d in plan:
+        def pick(value, axis_sizes):
+            starts = [0] * len(axis_sizes)
+            starts[0] = d
+            return t.b.reshape(t.b.slice(value, starts, [1] + axis_sizes[1:]), axis_sizes[1:])
+        w_d = pick(w, list(w.shape))
+        r_d = pick(r, list(r.shape))
+        b_d = pick(bias, list(bias.shape))
+        h = t.b.reshape(t.b.slice(h0, [0, d, 0], [batch, 1, hidden]), [batch, hidden])
+        states = [None] * steps
+        for step in (range(steps) if way == "forward" else range(steps - 1, -1, -1)):
+            x_t = t.b.reshape(t.b.slice(x, [0, step, 0], [batch, 1, size]), [batch, size])
+            h = _rnn_step(t, x_t, h, w_d, r_d, b_d, activation)
+            states[step] = t.b.reshape(h, [batch, 1, 1, hidden])
+        sequences.append(t.b.concat(states, 2) if steps > 1 else states[0])
+        finals.append(t.b.reshape(h, [batch, 1, hidden]))
+    y = t.b.concat(sequences, 1) if len(sequences) > 1 else sequences[0]
+    ho = t.b.concat(finals, 1) if len(finals) > 1 else finals[0]
+    return [y, ho]
+
+
 TRANSLATORS = {"LSTMSequence": lstm_sequence, "GRUSequence": gru_sequence, "LSTMCell": lstm_cell,
-               "GRUCell": gru_cell}
+               "GRUCell": gru_cell, "RNNCell": rnn_cell, "RNNSequence": rnn_sequence}

@@ -1,6 +1,7 @@
 """Data-movement IR operations: Concat, Reshape, Squeeze, Unsqueeze, Transpose,
 Gather, StridedSlice, Slice, Pad, Broadcast, Tile, Split, VariadicSplit,
-DepthToSpace, SpaceToDepth, ShuffleChannels, Roll, and ShapeOf, Range and Eye
+DepthToSpace, SpaceToDepth, SpaceToBatch, BatchToSpace, ShuffleChannels, Roll,
+and ShapeOf, Range and Eye
 (folded: static shapes).
 
 OpenVINO passes shapes, axes, permutations and slice bounds as (usually i64)
@@ -568,10 +569,65 @@ def eye(t, inputs):
     return [np.array(np.broadcast_to(matrix, shape))]
 
 
+def space_to_batch(t, inputs):
+    """SpaceToBatch-2: pad, then move each axis' block of block_shape[i]
+    positions into the batch (the blocks' offsets leading the new batch axis):
+    a reshape to [N, D1/b1, b1, ...], a transpose putting the b's first, a
+    reshape to [N * prod(b), D1/b1, ...]. block_shape[0] must be 1."""
+    t.arity(inputs, 4)
+    data = inputs[0]
+    shape = list(t.shape(data))
+    block, begin, end = (t.ints(v, what) for v, what in zip(inputs[1:], ("block_shape", "pads_begin", "pads_end")))
+    rank = len(shape)
+    if not len(block) == len(begin) == len(end) == rank or block[0] != 1 or min(block) < 1:
+        raise t.malformed(f"block_shape {block} / pads {begin}, {end} do not fit a rank-{rank} input (block 0 is 1)")
+    if 2 * rank - 1 > 8:
+        raise t.unsupported(f"a rank-{rank} input needs a rank-{2 * rank - 1} reshape; WebNN's limit is 8")
+    x = t.operand(data)
+    if any(begin) or any(end):
+        x = t.b.pad(x, begin, end)
+    padded = list(x.shape)
+    if any(d % b for d, b in zip(padded, block)):
+        raise t.malformed(f"the padded shape {padded} is not a multiple of block_shape {block}")
+    split = [padded[0]]
+    for d, b in zip(padded[1:], block[1:]):
+        split += [d // b, b]
+    order = [2 * k for k in range(1, rank)] + [0] + [2 * k - 1 for k in range(1, rank)]
+    out = [padded[0] * int(np.prod(block))] + [d // b for d, b in zip(padded[1:], block[1:])]
+    return [t.b.reshape(t.b.transpose(t.b.reshape(x, split), {"permutation": order}), out)]
+
+
+def batch_to_space(t, inputs):
+    """BatchToSpace-2, SpaceToBatch's inverse: the batch split into
+    [b1, ..., N / prod(b)], each block interleaved after its axis, then cropped."""
+    t.arity(inputs, 4)
+    x = t.operand(inputs[0])
+    shape = list(x.shape)
+    block, begin, end = (t.ints(v, what) for v, what in zip(inputs[1:], ("block_shape", "crops_begin", "crops_end")))
+    rank = len(shape)
+    if not len(block) == len(begin) == len(end) == rank or block[0] != 1 or min(block) < 1:
+        raise t.malformed(f"block_shape {block} / crops {begin}, {end} do not fit a rank-{rank} input (block 0 is 1)")
+    if 2 * rank - 1 > 8:
+        raise t.unsupported(f"a rank-{rank} input needs a rank-{2 * rank - 1} reshape; WebNN's limit is 8")
+    product = int(np.prod(block))
+    if shape[0] % product:
+        raise t.malformed(f"batch {shape[0]} is not a multiple of prod(block_shape) = {product}")
+    split = block[1:] + [shape[0] // product] + shape[1:]
+    order = [rank - 1]
+    for k in range(1, rank):
+        order += [rank - 1 + k, k - 1]
+    full = [shape[0] // product] + [d * b for d, b in zip(shape[1:], block[1:])]
+    y = t.b.reshape(t.b.transpose(t.b.reshape(x, split), {"permutation": order}), full)
+    sizes = [d - b - e for d, b, e in zip(full, begin, end)]
+    if min(sizes) < 1 or min(begin + end) < 0:
+        raise t.malformed(f"crops {begin}, {end} do not fit shape {full}")
+    return [y if sizes == full else t.b.slice(y, begin, sizes)]
+
+
 TRANSLATORS = {
     "Concat": concat, "Reshape": reshape, "Squeeze": squeeze, "Unsqueeze": unsqueeze, "Transpose": transpose,
     "Gather": gather, "StridedSlice": strided_slice, "Slice": slice_, "Pad": pad, "Broadcast": broadcast,
     "Tile": tile, "Split": split, "VariadicSplit": split, "ShapeOf": shape_of, "Range": range_,
     "DepthToSpace": depth_to_space, "SpaceToDepth": depth_to_space, "ShuffleChannels": shuffle_channels,
-    "Roll": roll, "Eye": eye,
+    "Roll": roll, "Eye": eye, "SpaceToBatch": space_to_batch, "BatchToSpace": batch_to_space,
 }

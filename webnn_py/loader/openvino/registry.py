@@ -74,17 +74,13 @@ UNSUPPORTED = {
     "ExperimentalDetectronTopKROIs": _NO_DYNAMIC,
     "CTCGreedyDecoder": _NOT_YET, "CTCLoss": _NOT_YET,
     "GatherTree": "a backward data-dependent walk WebNN cannot express without control flow",
-    "SearchSorted": _NOT_YET,
-    "EmbeddingBagOffsetsSum": _NOT_YET, "EmbeddingBagPackedSum": _NOT_YET, "EmbeddingSegmentsSum": _NOT_YET,
-    "EmbeddingBagOffsets": _NOT_YET, "EmbeddingBagPacked": _NOT_YET,
+    "EmbeddingBagOffsetsSum": _NOT_YET, "EmbeddingSegmentsSum": _NOT_YET, "EmbeddingBagOffsets": _NOT_YET,
     "ExtractImagePatches": _NOT_YET, "Col2Im": _NOT_YET,
     "FakeConvert": "WebNN has no float8 types",
     "PriorBox": _NOT_YET, "PriorBoxClustered": _NOT_YET, "RegionYolo": _NOT_YET, "ReorgYolo": _NOT_YET,
     "I420toBGR": _NOT_YET, "I420toRGB": _NOT_YET, "NV12toBGR": _NOT_YET, "NV12toRGB": _NOT_YET,
-    "RNNCell": _NOT_YET, "RNNSequence": _NOT_YET, "AUGRUCell": _NOT_YET, "AUGRUSequence": _NOT_YET,
-    "ReverseSequence": _NOT_YET, "ConvertPromoteTypes": _NOT_YET,
-    "BatchToSpace": _NOT_YET, "SpaceToBatch": _NOT_YET,
-    "SliceScatter": _NOT_YET, "Multinomial": "WebNN has no random numbers",
+    "AUGRUCell": _NOT_YET, "AUGRUSequence": _NOT_YET,
+    "ConvertPromoteTypes": _NOT_YET, "Multinomial": "WebNN has no random numbers",
 }
 
 
