@@ -569,3 +569,59 @@ def test_conv_3d(padding, strides, dilations):
                    dilationDFactor=dilations[0], dilationHFactor=dilations[1], dilationWFactor=dilations[2],
                    fusedActivationFunction=1)
     check(one_op("CONV_3D", [x], [((2, *out, 4), F32)], [filt, bias], opts), tolerance=2e-6)
+
+
+# -- uint8 and per-channel forms ---------------------------------------------------------------------
+
+U8_CASES = {
+    "SPLIT": lambda x: ([((2, 2, 3), "q")] * 3, [np.array(1, I32)], options("SplitOptions", numSplits=3), True),
+    "TILE": lambda x: ([((4, 6, 3), "q")], [np.array([2, 1, 1], I32)], None, False),
+    "REVERSE_V2": lambda x: ([((2, 6, 3), "q")], [np.array([1], I32)], None, False),
+    "MIRROR_PAD": lambda x: ([((2, 8, 3), "q")], [np.array([[0, 0], [1, 1], [0, 0]], I32)],
+                             options("MirrorPadOptions", mode=1), False),
+    "GATHER_ND": lambda x: ([((2, 3), "q")], [np.array([[1, 5], [0, 2]], I32)], None, False),
+    "ARG_MAX": lambda x: ([((2, 3), I32)], [np.array([1], I32)], options("ArgMaxOptions", outputType=2), False),
+    "L2_NORMALIZATION": lambda x: ([((2, 6, 3), "q")], [], options("L2NormOptions"), False),
+    "UNPACK": lambda x: ([((6, 3), "q")] * 2, [], options("UnpackOptions", num=2, axis=0), False),
+}
+
+
+@pytest.mark.parametrize("code", sorted(U8_CASES))
+def test_uint8(code):
+    """uint8 with zero point 128 (the older quantization scheme) where LiteRT has a uint8 kernel."""
+    x = rand(2, 6, 3)
+    outputs, consts, opts, const_first = U8_CASES[code](x)
+    out_q = (1 / 128, 128) if code == "L2_NORMALIZATION" else (1 / 64, 128)
+    check_quantized(quantized_op(code, [x], outputs, consts, opts, in_q=(1 / 64, 128), out_q=out_q,
+                                 const_first=const_first, dtype=np.uint8), out_q[0])
+
+
+def test_embedding_lookup_per_channel_int8_table():
+    """A table quantized per row (axis 0), as LiteRT's hybrid kernel reads it."""
+    ids = np.array([4, 0, 2, 2], I32)
+    w = ModelWriter()
+    g = w.subgraph()
+    i = g.tensor([4], I32, name="x0")
+    scales = np.array([0.01, 0.02, 0.03, 0.015, 0.05], F32)
+    q = g.const(RNG.integers(-127, 128, (5, 3)).astype(I8), scale=scales, zero_point=np.zeros(5, np.int64), axis=0)
+    y = g.tensor([4, 3], F32, name="y0")
+    g.op("EMBEDDING_LOOKUP", [i, q], [y])
+    g.io([i], [y])
+    check((w.finish(), {"x0": ids}), tolerance=1e-6)
+
+
+def test_batch_matmul_per_channel_int8_weights_dequantized():
+    """Constant int8 weights quantized per output column behind a DEQUANTIZE (the
+    weight-only form converters write): exact float weights, then a float matmul."""
+    a = rand(2, 4, 6)
+    w = ModelWriter()
+    g = w.subgraph()
+    x = g.tensor(a.shape, F32, name="x0")
+    scales = np.array([0.01, 0.03, 0.02], F32)
+    q = g.const(RNG.integers(-127, 128, (6, 3)).astype(I8), scale=scales, zero_point=np.zeros(3, np.int64), axis=1)
+    weights = g.tensor([6, 3], F32)
+    g.op("DEQUANTIZE", [q], [weights])
+    y = g.tensor([2, 4, 3], F32, name="y0")
+    g.op("BATCH_MATMUL", [x, weights], [y], options("BatchMatMulOptions"))
+    g.io([x], [y])
+    check((w.finish(), {"x0": a}), tolerance=1e-6)
