@@ -1,0 +1,138 @@
+"""Load time of dist/ as a page meets it: transfer size, first and repeat visit, against a bare
+loadPyodide() page as the yardstick (issue 14 item 5).
+
+    .venv/bin/python bench/load_time.py [--runs N] [--no-build]
+
+dist/ (rebuilt by tools/build_dist.py unless --no-build) is served by webnn_py.serve's /dist/
+route, i.e. with a good static host's headers: brotli by Accept-Encoding, `immutable` for the
+content-hashed runtime, `no-cache` for the entry script. Two pages on that server:
+
+  polyfill  <script src=/dist/webnn-polyfill.js>, then navigator.ml.createContext()
+  bare      <script src=/dist/runtime-<hash>/pyodide.js>, then loadPyodide() (no packages):
+            the same runtime files Pyodide itself needs, nothing of ours
+
+Each run launches a fresh browser profile per page (empty HTTP cache): the first visit is
+navigation → promise resolved; then the same profile navigates again (warm HTTP cache, and
+V8's code cache for the wasm where Chromium made one): the repeat visit. The pages alternate
+which goes first. Prints medians, the ratios (polyfill first visit / bare first visit,
+polyfill repeat visit / bare first visit: issue 14 asks ≤ 1.2× and ≤ 0.5×), the bytes
+transferred (encoded bodies, i.e. brotli, from Resource Timing) and the load average before
+and after. Numbers only, never assertions: the machine is shared.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+DIST = REPO / "dist"
+
+# Both pages report ms since navigation start and what they fetched: transferSize is what
+# came over the network (encoded body + headers; 0 when served from the HTTP cache).
+REPORT = """
+  const resources = () => performance.getEntriesByType("resource").map(
+    (e) => ({ name: e.name, encoded: e.encodedBodySize, transfer: e.transferSize }));
+"""
+POLYFILL_PAGE = """<!doctype html><meta charset="utf-8"><title>polyfill</title>
+<script src="/dist/webnn-polyfill.js"></script>
+<script>%s
+  self.result = navigator.ml.createContext().then(
+    () => ({ ms: performance.now(), resources: resources() }), (e) => ({ error: String(e) }));
+</script>
+"""
+BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare</title>
+<script src="/dist/%(runtime)spyodide.js"></script>
+<script>%(report)s
+  self.result = loadPyodide({ indexURL: new URL("/dist/%(runtime)s", location.href).href, fullStdLib: false }).then(
+    () => ({ ms: performance.now(), resources: resources() }), (e) => ({ error: String(e) }));
+</script>
+"""
+
+
+def visit(context, url: str) -> dict:
+    page = context.new_page()
+    try:
+        page.goto(url)
+        outcome = page.evaluate("self.result")
+    finally:
+        page.close()
+    if "error" in outcome:
+        raise RuntimeError(f"{url}: {outcome['error']}")
+    outcome["bytes"] = sum(r["transfer"] for r in outcome["resources"])
+    outcome["refetched"] = [r["name"].rsplit("/", 1)[-1] for r in outcome["resources"] if r["transfer"] > 1000]
+    return outcome
+
+
+def one_profile(p, url: str, executable: str, flags: list[str]) -> tuple[dict, dict]:
+    with tempfile.TemporaryDirectory(prefix="webnn-load-") as profile:
+        context = p.chromium.launch_persistent_context(profile, executable_path=executable, headless=True,
+                                                       args=flags)
+        try:
+            first = visit(context, url)
+            repeat = visit(context, url)
+        finally:
+            context.close()
+    return first, repeat
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-build", action="store_true", help="use dist/ as it is")
+    args = parser.parse_args()
+
+    from playwright.sync_api import sync_playwright
+
+    from webnn_py.serve import PolyfillServer
+    from wpt_runner.chromium import HEADLESS_FLAGS, chromium_path
+
+    if not args.no_build:
+        subprocess.run([sys.executable, str(REPO / "tools" / "build_dist.py")], check=True)
+    manifest = json.loads((DIST / "manifest.json").read_text(encoding="utf-8"))
+    load_before = os.getloadavg()
+    samples: dict[tuple[str, str], list[dict]] = {}
+    with tempfile.TemporaryDirectory() as pages:
+        Path(pages, "polyfill.html").write_text(POLYFILL_PAGE % REPORT)
+        Path(pages, "bare.html").write_text(BARE_PAGE % {"runtime": manifest["runtime"], "report": REPORT})
+        with PolyfillServer(root=pages, dist=DIST) as server, sync_playwright() as p:
+            for run in range(args.runs):
+                order = ["polyfill", "bare"] if run % 2 == 0 else ["bare", "polyfill"]
+                for name in order:
+                    first, repeat = one_profile(p, f"{server.url}/{name}.html", chromium_path(), HEADLESS_FLAGS)
+                    samples.setdefault((name, "first"), []).append(first)
+                    samples.setdefault((name, "repeat"), []).append(repeat)
+                    print(f"run {run + 1} {name:8s} first {first['ms'] / 1000:6.2f} s ({first['bytes'] / 1e6:.2f} MB)"
+                          f"  repeat {repeat['ms'] / 1000:6.2f} s ({repeat['bytes'] / 1e6:.2f} MB"
+                          f"{', refetched: ' + ', '.join(repeat['refetched']) if repeat['refetched'] else ''})",
+                          flush=True)
+    load_after = os.getloadavg()
+
+    def median(name: str, visit_kind: str, key: str = "ms") -> float:
+        return statistics.median(s[key] for s in samples[(name, visit_kind)])
+
+    bare_first = median("bare", "first")
+    print(f"\nmedians of {args.runs} runs (ms since navigation start; MB over the network, i.e. brotli + headers):")
+    for name in ("polyfill", "bare"):
+        for kind in ("first", "repeat"):
+            print(f"  {name:8s} {kind:6s} visit {median(name, kind) / 1000:6.2f} s   "
+                  f"{median(name, kind, 'bytes') / 1e6:6.2f} MB")
+    print(f"polyfill first visit / bare first visit:  {median('polyfill', 'first') / bare_first:.2f}x (issue 14: <= 1.2x)")
+    print(f"polyfill repeat visit / bare first visit: {median('polyfill', 'repeat') / bare_first:.2f}x (issue 14: <= 0.5x)")
+    print(f"transfer to the first createContext(): {median('polyfill', 'first', 'bytes') / 1e6:.2f} MB brotli "
+          f"(issue 14: <= 6 MB); bare loadPyodide(): {median('bare', 'first', 'bytes') / 1e6:.2f} MB")
+    print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+          f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
