@@ -4,8 +4,8 @@ URL layout (the shim finds the runtime relative to its own URL):
   /webnn-polyfill.js   the shim with the generated WebIDL metadata prepended (from the sources)
   /pyodide/...         the Pyodide runtime, numpy and the webnn_py wheel (./dev setup builds it)
   /dist/...            dist/ (./dev dist builds it) with the headers a good static host sends:
-                       `immutable` for its content-hashed files, `no-cache` for the entry
-                       script, .br/.gz copies chosen by Accept-Encoding
+                       `immutable` for its content-hashed files, `no-cache` (revalidated by
+                       ETag) for the entry script, .br/.gz copies chosen by Accept-Encoding
   /...                 files under --root, if given (pages that use the polyfill),
                        and any extra URL-prefix mounts the tests ask for
 
@@ -135,13 +135,22 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             self.send_error(404)
             return
         accepted = accepted_encodings(self.headers.get("Accept-Encoding", ""))
+        body = target
         for encoding, suffix in ENCODINGS:
             copy = target.with_name(target.name + suffix)
             if encoding in accepted and copy.is_file():
                 self._response_headers["Content-Encoding"] = encoding
-                self._send_bytes(copy.read_bytes(), content_type(target))
-                return
-        self._send_bytes(target.read_bytes(), content_type(target))
+                body = copy
+                break
+        # A validator, so that `no-cache` (the entry script) costs a 304, not the file again.
+        stat = body.stat()
+        etag = f'"{stat.st_mtime_ns:x}-{stat.st_size:x}"'
+        self._response_headers["ETag"] = etag
+        if etag in {tag.strip() for tag in self.headers.get("If-None-Match", "").split(",")}:
+            self.send_response(304)
+            self.end_headers()
+            return
+        self._send_bytes(body.read_bytes(), content_type(target))
 
     @staticmethod
     def _resolve(base: Path, relative: str) -> Path | None:
