@@ -625,3 +625,32 @@ def test_batch_matmul_per_channel_int8_weights_dequantized():
     g.op("BATCH_MATMUL", [x, weights], [y], options("BatchMatMulOptions"))
     g.io([x], [y])
     check((w.finish(), {"x0": a}), tolerance=1e-6)
+
+
+# -- detection -----------------------------------------------------------------------------------------
+
+def _boxes(n, empty=False):
+    """Random boxes (corners in either order, one empty if asked) with distinct scores."""
+    centre = RNG.uniform(0, 1, (n, 2))
+    size = RNG.uniform(0.05, 0.4, (n, 2))
+    boxes = np.concatenate([centre - size / 2, centre + size / 2], 1).astype(F32)
+    boxes[::5] = boxes[::5][:, [2, 3, 0, 1]]        # corners swapped
+    if empty:
+        boxes[3, 2] = boxes[3, 0]                   # an empty box: LiteRT keeps it again in every later slot
+    scores = RNG.permutation(n).astype(F32) / n
+    return boxes, scores
+
+
+@pytest.mark.parametrize("empty", [False, True])
+@pytest.mark.parametrize("size,iou,score", [(6, 0.3, 0.2), (20, 0.5, 0.0), (3, 0.1, 0.9)])
+def test_non_max_suppression_v4(size, iou, score, empty):
+    boxes, scores = _boxes(16, empty)
+    consts = [np.array(size, I32), np.array(iou, F32), np.array(score, F32)]
+    check(one_op("NON_MAX_SUPPRESSION_V4", [boxes, scores], [((size,), I32), ((), I32)], consts), exact=True)
+
+
+def test_non_max_suppression_v5():
+    boxes, scores = _boxes(24)
+    consts = [np.array(10, I32), np.array(0.4, F32), np.array(0.1, F32), np.array(0.0, F32)]
+    check(one_op("NON_MAX_SUPPRESSION_V5", [boxes, scores], [((10,), I32), ((10,), F32), ((), I32)], consts),
+          exact=True)

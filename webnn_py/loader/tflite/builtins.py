@@ -14,13 +14,13 @@ names every operator it cannot translate.
 from __future__ import annotations
 
 from ...base.errors import NotSupportedError
-from . import (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
-               ops_quant, ops_recurrent, ops_segment, ops_shape, ops_state, ops_window)
+from . import (ops_control, ops_conv, ops_detection, ops_elementwise, ops_layout, ops_logical, ops_norm,
+               ops_pool_resize, ops_quant, ops_recurrent, ops_segment, ops_shape, ops_state, ops_window)
 from .schema import BUILTIN_NAMES, Model
 
 TRANSLATORS: dict = {}
-for _module in (ops_control, ops_conv, ops_elementwise, ops_layout, ops_logical, ops_norm, ops_pool_resize,
-                ops_quant, ops_recurrent, ops_segment, ops_shape, ops_state, ops_window):
+for _module in (ops_control, ops_conv, ops_detection, ops_elementwise, ops_layout, ops_logical, ops_norm,
+                ops_pool_resize, ops_quant, ops_recurrent, ops_segment, ops_shape, ops_state, ops_window):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 # Reasons shared by several operators.
@@ -36,8 +36,6 @@ _NOT_IN_FILES = "LiteRT has no kernel for it: it is a code reserved inside the r
 _NO_STABLEHLO_KERNEL = ("LiteRT has no kernel for it (converters lower StableHLO to TFLite builtins), so no model "
                         "that LiteRT runs contains it and there is no reference to translate it against")
 _NOT_YET = "expressible with WebNN operators, but not translated yet"
-_NMS = (_NOT_YET + " (with a constant max_output_size the outputs have static shapes: one argMax, IoU and mask "
-        "step per output slot)")
 
 UNSUPPORTED = {
     "LSH_PROJECTION": "it hashes its input's bytes (farmhash fingerprints); WebNN has no bitwise or hash operators",
@@ -50,8 +48,6 @@ UNSUPPORTED = {
     "DELEGATE": _NOT_IN_FILES,
     "UNIQUE": _DYNAMIC,
     "WHERE": _DYNAMIC + " (the coordinates of the true elements: as many rows as there are)",
-    "NON_MAX_SUPPRESSION_V4": _NMS,
-    "NON_MAX_SUPPRESSION_V5": _NMS,
     "RFFT2D": _COMPLEX,
     "IMAG": _COMPLEX,
     "REAL": _COMPLEX,
