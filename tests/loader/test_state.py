@@ -68,7 +68,7 @@ def streaming_model(quantized: bool = False) -> bytes:
     """A streaming model in the shape of a keyword spotter's: a ring buffer of the
     last three frames and a running sum, both resource variables that a CALL_ONCE
     subgraph initialises. Per frame x [1, 4]:
-        window = concat(buffer[:, 1:], x)        (buffer [1, 3, 4])
+        window = concat(buffer[:, 1:], x)        (buffer [1, 3, 4], split by SPLIT_V)
         total  = total + x
         y      = mean(window, axis 1) * total
     With quantized=True the variables and the arithmetic are int8 (x is QUANTIZE'd,
@@ -105,8 +105,9 @@ def streaming_model(quantized: bool = False) -> bytes:
     buffer, total = g.tensor([1, 3, 4], dtype, **q), g.tensor([1, 4], dtype, **qsum)
     g.op("READ_VARIABLE", [hb], [buffer])
     g.op("READ_VARIABLE", [ht], [total])
-    recent = g.tensor([1, 2, 4], dtype, **q)
-    g.op("SLICE", [buffer, g.const(np.array([0, 1, 0], I32)), g.const(np.array([1, 2, 4], I32))], [recent])
+    oldest, recent = g.tensor([1, 1, 4], dtype, **q), g.tensor([1, 2, 4], dtype, **q)
+    g.op("SPLIT_V", [buffer, g.const(np.array([1, -1], I32)), g.const(np.array(1, I32))], [oldest, recent],
+         options("SplitVOptions", numSplits=2))
     frame = g.tensor([1, 1, 4], dtype, **q)
     g.op("RESHAPE", [xq, g.const(np.array([1, 1, 4], I32))], [frame])
     window = g.tensor([1, 3, 4], dtype, **q)
