@@ -25,15 +25,19 @@ def webnn_run(model: bytes, inputs: dict[str, np.ndarray], signature: str | None
     async def go():
         context = await ml.createContext()
         loaded = await MLModelLoader(context).load(model, {"signature": signature} if signature else None)
-        feeds = {k: {"data": np.ascontiguousarray(v).reshape(-1), "dimensions": list(v.shape)}
-                 for k, v in inputs.items()}
-        result = await loaded.compute(feeds)
-        names = [o["name"] for o in loaded.outputs()]
-        if len(names) == 1:
-            result = {names[0]: result}
-        return {k: np.asarray(v["data"]).reshape(v["dimensions"]) for k, v in result.items()}
+        return await compute_arrays(loaded, inputs)
 
     return asyncio.run(go())
+
+
+async def compute_arrays(loaded, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """One MLModel.compute() on numpy arrays by input name; the outputs by name, shaped."""
+    feeds = {k: {"data": np.ascontiguousarray(v).reshape(-1), "dimensions": list(v.shape)} for k, v in inputs.items()}
+    result = await loaded.compute(feeds)
+    names = [o["name"] for o in loaded.outputs()]
+    if len(names) == 1:
+        result = {names[0]: result}
+    return {k: np.asarray(v["data"]).reshape(v["dimensions"]) for k, v in result.items()}
 
 
 def relative_error(ours: np.ndarray, reference: np.ndarray) -> float:

@@ -13,6 +13,7 @@ from webnn_py import ml
 from webnn_py.base.errors import NotSupportedError
 from webnn_py.loader import MLModelLoader
 
+from .helpers import compute_arrays
 from .tflite_writer import ModelWriter, options
 
 RNG = np.random.default_rng(1818)
@@ -39,16 +40,7 @@ def litert_stream(model: bytes, frames: list[dict], signature: str | None = None
 
 
 async def _stream(loaded, frames):
-    results = []
-    for frame in frames:
-        feeds = {k: {"data": np.ascontiguousarray(v).reshape(-1), "dimensions": list(v.shape)}
-                 for k, v in frame.items()}
-        result = await loaded.compute(feeds)
-        names = [o["name"] for o in loaded.outputs()]
-        if len(names) == 1:
-            result = {names[0]: result}
-        results.append({k: np.asarray(v["data"]).reshape(v["dimensions"]) for k, v in result.items()})
-    return results
+    return [await compute_arrays(loaded, frame) for frame in frames]
 
 
 def webnn_stream(model: bytes, frames: list[dict], signature: str | None = None, reset_after: int | None = None):
