@@ -50,6 +50,20 @@ def t64(a):
     return torch.from_numpy(np.asarray(a, np.float64))
 
 
+def ulp_distance(a, b) -> int:
+    """The largest distance in float32 ULP (steps between adjacent floats) between a and b."""
+    def ordered(x):
+        i = np.asarray(x, np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    return int(np.max(np.abs(ordered(a) - ordered(b)))) if np.size(a) else 0
+
+
+# The C epilogue's sigmoid (kernels.c activate4: float32 exp of degree 7, one division) is
+# within 3 ULP of the exact value; numpy's float32 1 / (exp(-x) + 1), the unfused plan's,
+# within 2 or so: the two stay within this many ULP of each other.
+SIGMOID_ULP = 3
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(9)
@@ -83,7 +97,10 @@ def test_matmul_add_activation_chain(act, rng):
                         {"a": a}, {"w": w, "b": bias})
     assert kinds(plan) == [f"matmul+add+{act}"]
     got = plan.execute({"a": a})["y"]
-    assert_same_bits(got, plain.execute({"a": a})["y"])
+    if act == "sigmoid":            # in the C epilogue (with the C kernels): within SIGMOID_ULP
+        assert ulp_distance(got, plain.execute({"a": a})["y"]) <= SIGMOID_ULP
+    else:
+        assert_same_bits(got, plain.execute({"a": a})["y"])
     z = t64(a) @ t64(w) + t64(bias)
     ref = {"relu": F.relu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "gelu": F.gelu,
            "hardSwish": F.hardswish, "leakyRelu": lambda t: F.leaky_relu(t, 0.01)}[act](z).numpy()

@@ -18,6 +18,7 @@ import os
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,6 +31,34 @@ _native: "Kernels | None" = None
 _native_tried = False
 # Where tools/build_kernels.py puts the native build (ctypes; never in the wheel).
 NATIVE_LIBRARY = Path(__file__).resolve().parent / "native" / "libwebnn_kernels.so"
+
+
+class Activation(NamedTuple):
+    """An activation for the C kernels' epilogues (kernels.c activate4), given where a
+    kernel takes `clamp=`: code 2 hardSwish, 3 sigmoid, 4 x * sigmoid(x), 5 hardSigmoid
+    (a = alpha, b = beta). A plain (lo, hi) pair there is clamp (code 1)."""
+    code: int
+    a: float = 0.0
+    b: float = 0.0
+
+
+HARD_SWISH = Activation(2)
+SIGMOID = Activation(3)
+SILU = Activation(4)
+
+
+def hard_sigmoid(alpha: float, beta: float) -> Activation:
+    return Activation(5, float(alpha), float(beta))
+
+
+def _activation_args(clamp) -> tuple[int, float, float]:
+    """kernels.c's (act, lo, hi) for `clamp`: None, (lo, hi) or an Activation."""
+    if clamp is None:
+        return 0, 0.0, 0.0
+    if isinstance(clamp, Activation):
+        return clamp.code, float(clamp.a), float(clamp.b)
+    lo, hi = clamp
+    return 1, float(lo), float(hi)
 
 
 class Kernels:
@@ -58,7 +87,8 @@ class Kernels:
     def gemm(self, a: np.ndarray, b: np.ndarray, bias_m=None, bias_n=None, clamp=None,
              out: np.ndarray | None = None, residual: np.ndarray | None = None,
              packed_b: np.ndarray | None = None) -> np.ndarray:
-        """((a @ b (+ bias_m[:, None])) (+ bias_n)) (+ residual) then clip to clamp=(lo, hi),
+        """((a @ b (+ bias_m[:, None])) (+ bias_n)) (+ residual) then clip to clamp=(lo, hi) (or
+        the epilogue Activation given there),
         float32, 2-D, each addition rounded as a separate float32 add would be. a may be
         any float32 view with element strides (a transpose is not copied); b needs
         contiguous rows; bias_m/bias_n contiguous vectors; residual C-contiguous [m, n]
@@ -72,7 +102,7 @@ class Kernels:
             b = np.ascontiguousarray(b)
         if out is None:
             out = np.empty((m, n), _F32)
-        lo, hi = clamp if clamp is not None else (0.0, 0.0)
+        act, lo, hi = _activation_args(clamp)
         pack = packed_b
         if pack is None and m >= 16 and n >= 8 and k > 1:
             # Packing B's strips pays off once enough rows reuse them.
@@ -80,8 +110,8 @@ class Kernels:
         if m and n:
             self._sgemm(m, n, k, self._ptr(a), a.strides[0] // 4, a.strides[1] // 4,
                         self._ptr(b), b.strides[0] // 4, self._ptr(out), n,
-                        self._ptr(bias_m), self._ptr(bias_n), self._ptr(residual), int(clamp is not None),
-                        float(lo), float(hi), self._ptr(pack), int(packed_b is not None))
+                        self._ptr(bias_m), self._ptr(bias_n), self._ptr(residual), act, lo, hi, self._ptr(pack),
+                        int(packed_b is not None))
         return out
 
     def pack_b(self, b: np.ndarray) -> np.ndarray | None:
@@ -97,14 +127,14 @@ class Kernels:
 
     def epilogue(self, product: np.ndarray, out: np.ndarray, bias_m=None, bias_n=None, residual=None,
                  clamp=None) -> np.ndarray:
-        """out = ((product (+ bias_m[:, None])) (+ bias_n)) (+ residual), clipped to clamp:
+        """out = ((product (+ bias_m[:, None])) (+ bias_n)) (+ residual), clipped to clamp (or its Activation):
         gemm()'s epilogue on a product computed elsewhere; all C-contiguous float32 [m, n]
         (vectors [m], [n]); out may be product, residual may be out."""
         m, n = product.shape
-        lo, hi = clamp if clamp is not None else (0.0, 0.0)
+        act, lo, hi = _activation_args(clamp)
         if m and n:
             self._epilogue(self._ptr(product), self._ptr(out), m, n, self._ptr(bias_m), self._ptr(bias_n),
-                           self._ptr(residual), int(clamp is not None), float(lo), float(hi))
+                           self._ptr(residual), act, lo, hi)
         return out
 
     def clamp(self, x: np.ndarray, lower, upper, out: np.ndarray) -> np.ndarray:
@@ -178,11 +208,11 @@ class Kernels:
         oh, ow = out_hw
         if out is None:
             out = np.empty((n, oh, ow, c), _F32)
-        lo, hi = clamp if clamp is not None else (0.0, 0.0)
+        act, lo, hi = _activation_args(clamp)
         if out.size:
             self._depthwise(n, h, w, c, self._ptr(x), self._ptr(filter_hwc), kh, kw, self._ptr(bias),
                             self._ptr(out), oh, ow, strides[0], strides[1], dilations[0], dilations[1],
-                            pads_begin[0], pads_begin[1], int(clamp is not None), float(lo), float(hi))
+                            pads_begin[0], pads_begin[1], act, lo, hi)
         return out
 
     def lstm_sequence(self, xw: np.ndarray, rt: np.ndarray, peephole, h: np.ndarray, c: np.ndarray,

@@ -26,7 +26,7 @@ INLINE v4 load4(const float *p) { return *(const v4u *)p; }
 INLINE void store4(float *p, v4 v) { *(v4u *)p = v; }
 INLINE v4 splat(float a) { return (v4){a, a, a, a}; }
 
-/* Activation epilogue: act 0 = none, 1 = clamp(lo, hi) (relu is clamp(0, +inf)).
+/* Activation epilogue: act 0 = none, 1 = clamp(lo, hi) (relu is clamp(0, +inf)), 2-5 below.
  * min(max(x, lo), hi) (§8.9.8 clamp's decomposition) written with compare masks:
  * NaN passes through (both compares are false), and a value equal to a bound gives
  * the bound itself, so -0 and +0 come out as numpy's maximum/minimum give them on
@@ -40,6 +40,61 @@ INLINE float clamp1(float x, float lo, float hi) {
     if (x <= lo) x = lo;
     if (x >= hi) x = hi;
     return x;
+}
+
+/* The other epilogue activations, float32 four lanes at a time (act codes: see
+ * webnn_py/kernels Activation):
+ *   2 hardSwish    (x * max(0, min(6, x + 3))) / 6, §8.9.28's decomposition in its order
+ *                  (the same float32 operations as ops/activations.py: bit for bit);
+ *   3 sigmoid      1 / (1 + e^-x), written e^-|x| based so that nothing overflows;
+ *   4 x * sigmoid(x) (SiLU / swish: mul(x, sigmoid(x)) in the graph), the sigmoid rounded
+ *                  to float32 before the product, as the two operators round;
+ *   5 hardSigmoid  max(min(alpha x + beta, 1), 0) with alpha = lo, beta = hi (§8.9.27,
+ *                  bit for bit).
+ * exp_neg4: e^-w for w >= 0 (or NaN) in float32: -w = r - k ln 2, |r| <= ln2 / 2, e^r by
+ * its Taylor polynomial of degree 7 (truncation < 6e-9 relative), times 2^-k from its
+ * bit pattern; w >= 87 gives 0 (e^-87 = 1.6e-38, the bottom of the normal range), NaN
+ * stays NaN. Sigmoid is then within 3 float32 ULP of the exact value (the tests check it
+ * against float64), where numpy's float32 1 / (exp(-x) + 1) differs by up to ~2. */
+INLINE v4 exp_neg4(v4 w) {
+    const v4 shifter = splat(12582912.0f);              /* 1.5 * 2^23: round to nearest */
+    v4i in_range = w < splat(87.0f);
+    v4 wc = (v4)((v4i)w & in_range);
+    v4 t = wc * splat(1.44269504088896341f) + shifter;
+    v4 kf = t - shifter;
+    v4i k = (v4i)t - (v4i)shifter;
+    /* ln 2 = 0.693145751953125 (9 trailing zero bits: kf * it is exact) + 1.42860677e-6 */
+    v4 r = (kf * splat(0.693145751953125f) - wc) + kf * splat(1.428606765330187e-6f);
+    v4 p = splat(1.0f / 5040.0f);
+    p = p * r + splat(1.0f / 720.0f); p = p * r + splat(1.0f / 120.0f);
+    p = p * r + splat(1.0f / 24.0f);  p = p * r + splat(1.0f / 6.0f);
+    p = p * r + splat(0.5f);          p = p * r + splat(1.0f);
+    p = p * r + splat(1.0f);
+    v4 e = p * (v4)(((v4i){127, 127, 127, 127} - k) << 23);
+    v4i is_nan = w != w;
+    return (v4)(((v4i)e & in_range) | ((v4i)w & is_nan));
+}
+
+INLINE v4 sigmoid4(v4 x) {
+    v4 a = (v4)((v4i)x & (v4i){INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX});
+    v4 e = exp_neg4(a);
+    v4 s = splat(1.0f) / (splat(1.0f) + e);
+    v4i negative = x < splat(0.0f);
+    return (v4)(((v4i)(e * s) & negative) | ((v4i)s & ~negative));   /* e^x / (1 + e^x) below 0 */
+}
+
+INLINE v4 activate4(v4 x, int act, v4 lo, v4 hi) {
+    switch (act) {
+    case 1: return clamp4(x, lo, hi);
+    case 2: return (x * clamp4(x + splat(3.0f), splat(0.0f), splat(6.0f))) / splat(6.0f);
+    case 3: return sigmoid4(x);
+    case 4: return x * sigmoid4(x);
+    case 5: return clamp4(lo * x + hi, splat(0.0f), splat(1.0f));
+    default: return x;
+    }
+}
+INLINE float activate1(float x, int act, float lo, float hi) {
+    return activate4(splat(x), act, splat(lo), splat(hi))[0];
 }
 
 /* clamp / relu on their own (when no producer's epilogue took them): n elements,
@@ -86,7 +141,7 @@ INLINE void epilogue8(float *c, v4 s0, v4 s1, const float *bm, const float *bn, 
     if (bm) { v4 b = splat(*bm); s0 += b; s1 += b; }
     if (bn) { s0 += load4(bn); s1 += load4(bn + 4); }
     if (r) { s0 += load4(r); s1 += load4(r + 4); }
-    if (act) { s0 = clamp4(s0, lo, hi); s1 = clamp4(s1, lo, hi); }
+    if (act) { s0 = activate4(s0, act, lo, hi); s1 = activate4(s1, act, lo, hi); }
     store4(c, s0); store4(c + 4, s1);
 }
 
@@ -94,7 +149,7 @@ INLINE void epilogue4(float *c, v4 s0, const float *bm, const float *bn, const f
     if (bm) s0 += splat(*bm);
     if (bn) s0 += load4(bn);
     if (r) s0 += load4(r);
-    if (act) s0 = clamp4(s0, lo, hi);
+    if (act) s0 = activate4(s0, act, lo, hi);
     store4(c, s0);
 }
 
@@ -180,7 +235,7 @@ EXPORT void sgemm(int m, int n, int k,
                 if (bias_m) s += bias_m[i];
                 if (bias_n) s += bias_n[j];
                 if (res) s += res[(long)i * ldc + j];
-                c[(long)i * ldc + j] = act ? clamp1(s, lo_s, hi_s) : s;
+                c[(long)i * ldc + j] = act ? activate1(s, act, lo_s, hi_s) : s;
             }
         }
     }
@@ -209,7 +264,7 @@ EXPORT void gemm_epilogue(const float *src, float *dst, int m, int n, const floa
             if (bias_m) s += bias_m[i];
             if (bias_n) s += bias_n[j];
             if (res) s += ri[j];
-            di[j] = act ? clamp1(s, lo_s, hi_s) : s;
+            di[j] = act ? activate1(s, act, lo_s, hi_s) : s;
         }
     }
 }
@@ -257,7 +312,10 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
                             s3 += load4(xp + 12) * load4(fp + 12);
                         }
                     }
-                    if (act) { s0 = clamp4(s0, lo, hi); s1 = clamp4(s1, lo, hi); s2 = clamp4(s2, lo, hi); s3 = clamp4(s3, lo, hi); }
+                    if (act) {
+                        s0 = activate4(s0, act, lo, hi); s1 = activate4(s1, act, lo, hi);
+                        s2 = activate4(s2, act, lo, hi); s3 = activate4(s3, act, lo, hi);
+                    }
                     store4(o + c, s0); store4(o + c + 4, s1); store4(o + c + 8, s2); store4(o + c + 12, s3);
                 }
                 for (; c + 4 <= ch; c += 4) {
@@ -268,14 +326,14 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
                         for (int j = j_first; j < j_last; j++)
                             s0 += load4(xr + (long)j * dw * ch) * load4(fr + (long)j * ch);
                     }
-                    store4(o + c, act ? clamp4(s0, lo, hi) : s0);
+                    store4(o + c, act ? activate4(s0, act, lo, hi) : s0);
                 }
                 for (; c < ch; c++) {
                     float s = bias ? bias[c] : 0.0f;
                     for (int i = i_first; i < i_last; i++)
                         for (int j = j_first; j < j_last; j++)
                             s += xb[((long)(y0 + i * dh) * w + x0 + j * dw) * ch + c] * filter[((long)i * kw + j) * ch + c];
-                    o[c] = act ? clamp1(s, lo_s, hi_s) : s;
+                    o[c] = act ? activate1(s, act, lo_s, hi_s) : s;
                 }
             }
         }

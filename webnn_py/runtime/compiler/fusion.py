@@ -28,6 +28,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from ... import kernels
 from ...ops import operator_kind
 from ...ops.activations import clamp_into, gelu_into, relu_into
 from ..ir import Node, Value
@@ -41,6 +42,8 @@ _UNARY_GENERIC = {"gelu", "hardSwish", "elu", "leakyRelu", "hardSigmoid", "softp
                   "ceil", "roundEven", "sign", "identity"}
 _UNARY_IN_PLACE = {"relu", "clamp", "sigmoid", "tanh"}
 EPILOGUE_KINDS = set(_BINARY) | {"pow"} | _UNARY_GENERIC | _UNARY_IN_PLACE
+# mul(y, sigmoid(y)) (SiLU / swish), taken as one unit reading y once (_silu_units).
+SILU = "silu"
 _FLOAT32 = np.dtype(np.float32)
 
 
@@ -50,6 +53,7 @@ class Unit:
 
     def __init__(self, node: Node, kernel: Callable):
         self.nodes = [node]
+        self.kind = node.kind             # or SILU for a sigmoid + mul pair
         self.kernel = kernel
         self.inputs: list[Value | None] = list(node.inputs)
         self.outputs: list[Value] = list(node.outputs)
@@ -57,7 +61,8 @@ class Unit:
         self.epilogue: Callable | None = getattr(kernel, "epilogue", None)
         self.bias: np.ndarray | None = None
         self.residual_at: int | None = None
-        self.clamp: tuple[float, float] | None = None
+        # The activation in the epilogue: (lo, hi) for clamp/relu or a kernels.Activation.
+        self.clamp: tuple[float, float] | kernels.Activation | None = None
 
     @property
     def name(self) -> str:
@@ -65,12 +70,9 @@ class Unit:
 
 
 def fuse(units: list[Unit], outputs: Mapping[str, Value], constant_of: Callable) -> list[Unit]:
-    reads: dict[int, int] = {}
-    for unit in units:
-        for value in unit.inputs:
-            if value is not None:
-                reads[id(value)] = reads.get(id(value), 0) + 1
     graph_outputs = {id(v) for v in outputs.values()}
+    units = _silu_units(units, _reads(units), graph_outputs)
+    reads = _reads(units)
 
     result: list[Unit | None] = []
     producer_at: dict[int, int] = {}          # id(value) -> index in result of the unit computing it
@@ -87,19 +89,75 @@ def fuse(units: list[Unit], outputs: Mapping[str, Value], constant_of: Callable)
     return [unit for unit in result if unit is not None]
 
 
+def _reads(units: list[Unit]) -> dict[int, int]:
+    reads: dict[int, int] = {}
+    for unit in units:
+        for value in unit.inputs:
+            if value is not None:
+                reads[id(value)] = reads.get(id(value), 0) + 1
+    return reads
+
+
+def _silu_units(units: list[Unit], reads, graph_outputs) -> list[Unit]:
+    """Each float32 mul(y, sigmoid(y)) (or mul(sigmoid(y), y)) whose sigmoid result nothing
+    else reads becomes one SILU unit reading y once, in the mul's place: y's producer can
+    then take it as its epilogue (EfficientNet's convolutions). Alone, the unit computes
+    what the two operators do: the sigmoid kernel's result, then the float32 product."""
+    index_of = {id(v): i for i, unit in enumerate(units) for v in unit.outputs}
+    result: list[Unit | None] = list(units)
+    for i, unit in enumerate(units):
+        node = unit.nodes[0]
+        if len(unit.nodes) != 1 or node.kind != "mul" or not _is_float32(node.outputs[0]):
+            continue
+        for y, s in (node.inputs, node.inputs[::-1]):
+            j = index_of.get(id(s))
+            if j is None or result[j] is None or reads.get(id(s)) != 1 or id(s) in graph_outputs:
+                continue
+            sigmoid = result[j].nodes[0]
+            if (len(result[j].nodes) != 1 or sigmoid.kind != "sigmoid" or sigmoid.inputs[0] is not y
+                    or y.descriptor.shape != node.outputs[0].descriptor.shape):
+                continue
+            silu = Unit(node, _silu_kernel(sigmoid))
+            silu.kind, silu.nodes, silu.inputs = SILU, [sigmoid, node], [y]
+            result[i], result[j] = silu, None
+            break
+    return [unit for unit in result if unit is not None]
+
+
+def _silu_kernel(sigmoid: Node) -> Callable:
+    stage = _silu_stage(sigmoid)
+
+    def kernel(inputs, _attributes, _outputs):
+        return [stage(np.array(inputs[0], copy=True), [])]
+    return kernel
+
+
+def _silu_stage(sigmoid: Node) -> Callable:
+    """y * sigmoid(y) into y: the sigmoid operator's kernel, then the product (commutative:
+    mul(y, s) and mul(s, y) are the same float32 values)."""
+    registered = operator_kind("sigmoid").kernel
+    attributes = sigmoid.attributes
+    descriptors = [v.descriptor for v in sigmoid.outputs]
+
+    def stage(y, _others):
+        s = registered([y], attributes, descriptors)[0]
+        return np.multiply(y, s, out=y)
+    stage.in_place = True
+    return stage
+
+
 def _is_float32(value: Value) -> bool:
     return value.descriptor.type.numpy == _FLOAT32
 
 
 def _fusion_point(unit: Unit, reads, graph_outputs, producer_at, result) -> tuple[int, int] | None:
     """(index of the producer unit, operand position) if `unit` can be appended to a producer."""
-    if len(unit.nodes) != 1 or unit.nodes[0].kind not in EPILOGUE_KINDS:
+    if unit.kind != SILU and (len(unit.nodes) != 1 or unit.kind not in EPILOGUE_KINDS):
         return None
-    node = unit.nodes[0]
-    out = node.outputs[0]
+    out = unit.outputs[0]
     if not _is_float32(out):
         return None
-    for operand, value in enumerate(node.inputs):
+    for operand, value in enumerate(unit.inputs):
         if value is None or reads.get(id(value)) != 1 or id(value) in graph_outputs:
             continue
         if value.descriptor.shape != out.descriptor.shape or not _is_float32(value):
@@ -114,20 +172,35 @@ def _fusion_point(unit: Unit, reads, graph_outputs, producer_at, result) -> tupl
     return None
 
 
+def _epilogue_activation(consumer: Unit):
+    """The C epilogue's form of `consumer`'s activation ((lo, hi) for clamp/relu, else a
+    kernels.Activation), or None if it is not one the epilogue has."""
+    node, kind = consumer.nodes[-1], consumer.kind
+    if kind == "clamp":
+        return node.attributes["minValue"], node.attributes["maxValue"]
+    if kind == "relu":
+        return 0.0, float("inf")
+    if kind == "hardSigmoid":
+        return kernels.hard_sigmoid(node.attributes["alpha"], node.attributes["beta"])
+    return {"hardSwish": kernels.HARD_SWISH, "sigmoid": kernels.SIGMOID, SILU: kernels.SILU}.get(kind)
+
+
 def _into_epilogue(producer: Unit, consumer: Unit, operand: int, constant_of: Callable) -> Unit | None:
     """A float32 GEMM's or depthwise conv's following operations taken into the C
     kernel's epilogue instead of a numpy pass each: first a constant bias add along
-    the last axis, then a residual add of the output's shape, then clamp/relu, in
-    the graph's order ((y + bias) + residual, then the clamp), which is the order the
-    epilogue applies them in (kernels.c); each is the same float32 operation. The
-    producer's factory declines (None) what its kernel cannot take."""
-    node = consumer.nodes[0]
+    the last axis, then a residual add of the output's shape, then one activation
+    (clamp/relu, hardSwish, hardSigmoid: the same float32 operations; sigmoid and
+    SiLU: within 3 ULP of the exact sigmoid, see kernels.c activate4), in the graph's
+    order ((y + bias) + residual, then the activation), which is the order the epilogue
+    applies them in (kernels.c). The producer's factory declines (None) what its
+    kernel cannot take."""
+    node = consumer.nodes[-1]
     if producer.epilogue is None or producer.clamp is not None:
         return None
     bias, residual_at, clamp = producer.bias, producer.residual_at, None
-    if node.kind in ("clamp", "relu"):
-        clamp = ((node.attributes["minValue"], node.attributes["maxValue"]) if node.kind == "clamp"
-                 else (0.0, float("inf")))
+    activation = _epilogue_activation(consumer)
+    if activation is not None:
+        clamp = activation
         other = None
     elif node.kind == "add":
         shape = node.outputs[0].descriptor.shape
@@ -149,7 +222,7 @@ def _into_epilogue(producer: Unit, consumer: Unit, operand: int, constant_of: Ca
     if kernel is None:          # this producer's kernel cannot take that operation
         return None
     merged = Unit(producer.nodes[0], kernel)
-    merged.nodes = producer.nodes + [node]
+    merged.nodes = producer.nodes + consumer.nodes
     merged.inputs = producer.inputs + ([other] if other is not None else [])
     merged.outputs = list(consumer.outputs)
     merged.epilogue, merged.bias, merged.residual_at, merged.clamp = producer.epilogue, bias, residual_at, clamp
@@ -157,9 +230,8 @@ def _into_epilogue(producer: Unit, consumer: Unit, operand: int, constant_of: Ca
 
 
 def _merge(producer: Unit, consumer: Unit, operand: int) -> Unit:
-    node = consumer.nodes[0]
-    extra = [v for i, v in enumerate(node.inputs) if i != operand]
-    stage = _stage(node, operand)
+    extra = [v for i, v in enumerate(consumer.inputs) if i != operand]
+    stage = _silu_stage(consumer.nodes[0]) if consumer.kind == SILU else _stage(consumer.nodes[0], operand)
     first_count = len(producer.inputs)
     base = producer.kernel if len(producer.nodes) > 1 else _fresh(producer.kernel, producer.nodes[0])
     extra_count = len(extra)
@@ -179,7 +251,7 @@ def _merge(producer: Unit, consumer: Unit, operand: int) -> Unit:
             return [stage(y, inputs[first_count:first_count + extra_count])]
 
     merged = Unit(producer.nodes[0], kernel)
-    merged.nodes = producer.nodes + [node]
+    merged.nodes = producer.nodes + consumer.nodes
     merged.inputs = producer.inputs + extra
     merged.outputs = list(consumer.outputs)
     return merged
