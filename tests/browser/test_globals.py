@@ -1,15 +1,15 @@
-"""[Exposed=(Window, Worker)]: the same graph in a window, a dedicated worker and a
-shared worker gives identical, hand-computed results."""
+"""[Exposed=(Window, Worker)]: the same graph in a window and in every kind of worker
+(dedicated, shared, module, service) gives identical, hand-computed results, in every engine."""
 
 import numpy as np
 import pytest
 
-from . import page_facts
+from . import lacks, page_facts
 
 
 @pytest.fixture(scope="module")
-def results(pyodide_runtime):
-    return page_facts("globals.html", "window.globalsResult")
+def results(browser):
+    return page_facts("globals.html", "window.globalsResult", browser)
 
 
 def expected():
@@ -21,9 +21,13 @@ def expected():
 
 
 @pytest.mark.parametrize("where,global_name", [("window", "Window"), ("dedicatedWorker", "DedicatedWorkerGlobalScope"),
-                                               ("sharedWorker", "SharedWorkerGlobalScope")])
-def test_same_results_in_every_global(results, where, global_name):
+                                               ("sharedWorker", "SharedWorkerGlobalScope"),
+                                               ("moduleWorker", "DedicatedWorkerGlobalScope"),
+                                               ("serviceWorker", "ServiceWorkerGlobalScope")])
+def test_same_results_in_every_global(results, browser, where, global_name):
     outcome = results[where]
+    if "missing" in outcome:
+        pytest.skip(lacks(browser, outcome["missing"]))
     assert outcome["ok"], outcome.get("error")
     assert outcome["result"]["global"] == global_name
     assert outcome["result"]["interfaces"] == ["ML", "MLContext", "MLGraphBuilder", "MLOperand", "MLGraph", "MLTensor"]

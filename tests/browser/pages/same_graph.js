@@ -1,4 +1,4 @@
-// A graph run identically in a window, a dedicated worker and a shared worker
+// A graph run identically in a window and in every kind of worker
 // (tests/browser/test_globals.py). Loaded with <script> or importScripts().
 async function runSameGraph() {
   const context = await navigator.ml.createContext();
@@ -23,3 +23,5 @@ async function runSameGraph() {
       .filter((name) => typeof self[name] === "function"),
   };
 }
+// Loaded as a module (module_worker.js), a top-level function is not a global.
+self.runSameGraph = runSameGraph;
