@@ -191,6 +191,8 @@ def fake_quantize(t, inputs):
     return [t.b.where(low, ol, t.b.where(high, oh, inside))]
 
 
+# Keys are the type names IR files carry (OpenVINO's serializer writes Relu as
+# "ReLU", Softmax-1/8 as "SoftMax", PRelu as "PReLU").
 TRANSLATORS = {
     "Add": _binary("add"), "Subtract": _binary("sub"), "Multiply": _binary("mul"), "Divide": divide,
     "Less": _binary("lesser"), "Greater": _binary("greater"), "Equal": _binary("equal"),
@@ -198,7 +200,7 @@ TRANSLATORS = {
     "NotEqual": _binary("notEqual"), "Maximum": _binary("max"), "Minimum": _binary("min"),
     "LogicalAnd": _binary("logicalAnd"), "LogicalOr": _binary("logicalOr"), "LogicalXor": _binary("logicalXor"),
     "LogicalNot": _unary("logicalNot"),
-    "Relu": _unary("relu"), "ReLU": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
-    "Select": select, "Convert": convert, "ConvertLike": convert_like, "Softmax": softmax, "SoftMax": softmax,
+    "ReLU": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
+    "Select": select, "Convert": convert, "ConvertLike": convert_like, "SoftMax": softmax,
     "FakeQuantize": fake_quantize, "Power": _binary("pow"), "SquaredDifference": squared_difference, "FloorMod": floor_mod, "Mod": mod,
 }
