@@ -629,22 +629,24 @@ def test_batch_matmul_per_channel_int8_weights_dequantized():
 
 # -- detection -----------------------------------------------------------------------------------------
 
-def _boxes(n, empty=False):
+def _boxes(n, empty=False, seed=0):
     """Random boxes (corners in either order, one empty if asked) with distinct scores."""
-    centre = RNG.uniform(0, 1, (n, 2))
-    size = RNG.uniform(0.05, 0.4, (n, 2))
+    rng = np.random.default_rng(seed)
+    centre = rng.uniform(0, 1, (n, 2))
+    size = rng.uniform(0.05, 0.4, (n, 2))
     boxes = np.concatenate([centre - size / 2, centre + size / 2], 1).astype(F32)
     boxes[::5] = boxes[::5][:, [2, 3, 0, 1]]        # corners swapped
     if empty:
         boxes[3, 2] = boxes[3, 0]                   # an empty box: LiteRT keeps it again in every later slot
-    scores = RNG.permutation(n).astype(F32) / n
+    scores = rng.permutation(n).astype(F32) / n
     return boxes, scores
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("empty", [False, True])
-@pytest.mark.parametrize("size,iou,score", [(6, 0.3, 0.2), (20, 0.5, 0.0), (3, 0.1, 0.9)])
-def test_non_max_suppression_v4(size, iou, score, empty):
-    boxes, scores = _boxes(16, empty)
+@pytest.mark.parametrize("size,iou,score", [(6, 0.3, 0.2), (20, 0.5, 0.0), (3, 0.1, 0.9), (20, 0.5, 0.05)])
+def test_non_max_suppression_v4(size, iou, score, empty, seed):
+    boxes, scores = _boxes(16, empty, seed)
     consts = [np.array(size, I32), np.array(iou, F32), np.array(score, F32)]
     check(one_op("NON_MAX_SUPPRESSION_V4", [boxes, scores], [((size,), I32), ((), I32)], consts), exact=True)
 
@@ -654,3 +656,23 @@ def test_non_max_suppression_v5():
     consts = [np.array(10, I32), np.array(0.4, F32), np.array(0.1, F32), np.array(0.0, F32)]
     check(one_op("NON_MAX_SUPPRESSION_V5", [boxes, scores], [((10,), I32), ((10,), F32), ((), I32)], consts),
           exact=True)
+
+
+@pytest.mark.parametrize("padding,strides,dilations", [(1, [1, 1, 1], [1, 1, 1]), (0, [2, 2, 1], [1, 1, 1]),
+                                                       (1, [2, 1, 2], [1, 1, 1]), (0, [3, 2, 2], [1, 1, 1]),
+                                                       (1, [2, 1, 1], [2, 1, 1]), (1, [1, 2, 1], [1, 2, 2])])
+def test_conv_3d_transpose(padding, strides, dilations):
+    x = rand(2, 3, 4, 5, 3)
+    filt, bias = rand(3, 2, 3, 4, 3), rand(4)          # DHWOI
+    out = []
+    for n, k, s, d in zip(x.shape[1:4], filt.shape[:3], strides, dilations):
+        out.append(n * s if padding == 0 else (n - 1) * s + (k - 1) * d + 1)
+    opts = options("Conv3DOptions", padding=padding, strideD=strides[0], strideH=strides[1], strideW=strides[2],
+                   dilationDFactor=dilations[0], dilationHFactor=dilations[1], dilationWFactor=dilations[2])
+    w = ModelWriter()
+    g = w.subgraph()
+    xi = g.tensor(x.shape, F32, name="x0")
+    y = g.tensor([2, *out, 4], F32, name="y0")
+    g.op("CONV_3D_TRANSPOSE", [g.const(np.array([2, *out, 4], I32)), g.const(filt), xi, g.const(bias)], [y], opts)
+    g.io([xi], [y])
+    check((w.finish(), {"x0": x}), tolerance=2e-6)

@@ -56,8 +56,6 @@ UNSUPPORTED = {
     "HASHTABLE_FIND": _HASH_TABLE,
     "HASHTABLE_IMPORT": _HASH_TABLE,
     "HASHTABLE_SIZE": _HASH_TABLE,
-    "CONV_3D_TRANSPOSE": _NOT_YET + " (one convTranspose2d per filter depth slice, as CONV_3D is one conv2d "
-                                    "per slice)",
     "RANDOM_STANDARD_NORMAL": _RANDOM,
     "RANDOM_UNIFORM": _RANDOM,
     "MULTINOMIAL": _RANDOM,

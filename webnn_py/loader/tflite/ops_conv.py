@@ -1,5 +1,5 @@
 """Convolutions and fully connected layers: CONV_2D, DEPTHWISE_CONV_2D, CONV_3D,
-TRANSPOSE_CONV, MediaPipe's custom Convolution2DTransposeBias, FULLY_CONNECTED.
+CONV_3D_TRANSPOSE, TRANSPOSE_CONV, MediaPipe's custom Convolution2DTransposeBias, FULLY_CONNECTED.
 
 TFLite keeps activations NHWC and filters OHWI (depthwise: 1HW(I*M)), which
 WebNN's conv2d takes as they are (inputLayout "nhwc"; filterLayout "ohwi",
@@ -177,9 +177,65 @@ def conv_3d(ctx):
     ctx.set_output(0, ctx.activation(total, opt.read(ctx, 4, "i8")))
 
 
+def conv_3d_transpose(ctx):
+    """CONV_3D_TRANSPOSE inputs: output_shape (a constant), filter DHWOI, input NDHWC,
+    optional bias; Conv3DOptions as CONV_3D's. Each filter depth slice kd is a
+    convTranspose2d over every input depth at once (depth folded into the batch);
+    input depth i contributes to output depth i * stride + kd * dilation - pad_front,
+    so the slice's result is spread over the depth with stride - 1 zeros between
+    planes (ops_window.dilate), shifted by kd * dilation - pad_front and summed."""
+    from .ops_window import dilate
+    b = ctx.b
+    shape = [int(v) for v in np.asarray(ctx.required_const(0, "output shape")).reshape(-1)]
+    w, x = ctx.input(1), ctx.input(2)
+    if len(x.shape) != 5 or len(w.shape) != 5 or len(shape) != 5:
+        raise ctx.fail(f"its input {list(x.shape)}, filter {list(w.shape)} and output shape {shape} must be 5-D")
+    n, depth, h, wi, c = x.shape
+    kd, kh, kw, co, ci = w.shape
+    if ci != c or shape[0] != n or shape[4] != co:
+        raise ctx.fail(f"the filter {list(w.shape)} and output shape {shape} do not fit the input {list(x.shape)}")
+    strides = [opt.read(ctx, 1, "i32", 1), opt.read(ctx, 3, "i32", 1), opt.read(ctx, 2, "i32", 1)]
+    dilations = [opt.read(ctx, 5, "i32", 1), opt.read(ctx, 7, "i32", 1), opt.read(ctx, 6, "i32", 1)]
+    for v in strides + dilations:
+        opt.positive(ctx, v, "a stride or dilation")
+    padding = opt.read(ctx, 0, "i8")
+    pads = []
+    for size, k, s, d, out in zip((depth, h, wi), (kd, kh, kw), strides, dilations, shape[1:4]):
+        total = max((size - 1) * s + (k - 1) * d + 1 - out, 0) if padding == opt.SAME else 0
+        if padding not in (opt.SAME, opt.VALID):
+            raise ctx.fail(f"padding mode {padding} is not supported")
+        pads.append((total // 2, total - total // 2))
+    out_depth, oh, ow = shape[1:4]
+    folded = b.reshape(x, [n * depth, h, wi, c])
+    total = None
+    for k in range(kd):
+        plane = b.reshape(b.slice(w, [k, 0, 0, 0, 0], [1, kh, kw, co, ci]), [kh, kw, co, ci])
+        y = b.convTranspose2d(folded, plane, {
+            "inputLayout": "nhwc", "filterLayout": "hwoi", "strides": strides[1:], "dilations": dilations[1:],
+            "padding": [*pads[1], *pads[2]], "outputSizes": [oh, ow]})
+        y = dilate(ctx, b.reshape(y, [n, depth, oh, ow, co]), [1, strides[0], 1, 1, 1], 0.0)
+        # Output depth o takes spread plane o - (kd * dilation - pad_front).
+        shift = k * dilations[0] - pads[0][0]
+        have = y.shape[1]
+        start, before = max(-shift, 0), max(shift, 0)
+        take = max(min(have - start, out_depth - before), 0)
+        if take == 0:
+            continue
+        y = b.slice(y, [0, start, 0, 0, 0], [n, take, oh, ow, co])
+        if before or out_depth - before - take:
+            y = b.pad(y, [0, before, 0, 0, 0], [0, out_depth - before - take, 0, 0, 0])
+        total = y if total is None else b.add(total, y)
+    if total is None:
+        total = ctx.constant_operand(np.zeros(shape, np.float32))
+    if ctx.has_input(3):
+        total = b.add(total, ctx.input(3))
+    ctx.set_output(0, ctx.activation(total, opt.read(ctx, 4, "i8")))
+
+
 TRANSLATORS = {
     "CONV_2D": conv_2d,
     "CONV_3D": conv_3d,
+    "CONV_3D_TRANSPOSE": conv_3d_transpose,
     "DEPTHWISE_CONV_2D": depthwise_conv_2d,
     "TRANSPOSE_CONV": transpose_conv,
     "Convolution2DTransposeBias": convolution_2d_transpose_bias,

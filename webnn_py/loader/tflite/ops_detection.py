@@ -55,9 +55,13 @@ def _suppress(with_scores: bool):
         zero_index = ctx.constant_operand(np.zeros(1, np.int32))
         zero = ctx.constant_operand(np.zeros((), np.float32))
         active = b.greater(scores, score_threshold)
+        # LiteRT fills at most as many slots as there were candidates to begin with
+        # (a re-kept empty box fills the rest of them, no more).
+        candidates = b.reduceSum(b.cast(active, "int32"), {"axes": [0], "keepDimensions": True})
         indices, kept_scores, valid = [], [], []
-        for _ in range(size[0]):
-            found = b.reshape(b.reduceMax(active, {"axes": [0]}), [1])
+        for slot in range(size[0]):
+            found = b.logicalAnd(b.reshape(b.reduceMax(active, {"axes": [0]}), [1]),
+                                 b.greater(candidates, ctx.constant_operand(np.array([slot], np.int32))))
             best = b.argMax(b.where(active, scores, lowest), 0, {"keepDimensions": True, "outputDataType": "int32"})
             indices.append(b.where(found, best, zero_index))
             if with_scores:
