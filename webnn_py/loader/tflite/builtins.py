@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from ...base.errors import NotSupportedError
 from . import (ops_control, ops_conv, ops_detection, ops_elementwise, ops_layout, ops_logical, ops_norm,
-               ops_pool_resize, ops_quant, ops_recurrent, ops_segment, ops_shape, ops_state, ops_window)
+               ops_pool_resize, ops_quant, ops_recurrent, ops_segment, ops_shape, ops_stablehlo, ops_state,
+               ops_window)
 from .schema import BUILTIN_NAMES, Model
 
 TRANSLATORS: dict = {}
 for _module in (ops_control, ops_conv, ops_detection, ops_elementwise, ops_layout, ops_logical, ops_norm,
-                ops_pool_resize, ops_quant, ops_recurrent, ops_segment, ops_shape, ops_state, ops_window):
+                ops_pool_resize, ops_quant, ops_recurrent, ops_segment, ops_shape, ops_stablehlo, ops_state,
+                ops_window):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 # Reasons shared by several operators.
@@ -34,7 +36,8 @@ _HASH_TABLE = ("a hash table resource (HASHTABLE, filled by HASHTABLE_IMPORT, re
                "numbers: not translated yet")
 _NOT_IN_FILES = "LiteRT has no kernel for it: it is a code reserved inside the runtime, never written in a model file"
 _NO_STABLEHLO_KERNEL = ("LiteRT has no kernel for it (converters lower StableHLO to TFLite builtins), so no model "
-                        "that LiteRT runs contains it and there is no reference to translate it against")
+                        "that LiteRT runs contains it; its general form (dimension numbers, a body subgraph) is "
+                        "not translated")
 _NOT_YET = "expressible with WebNN operators, but not translated yet"
 
 UNSUPPORTED = {
@@ -63,21 +66,16 @@ UNSUPPORTED = {
     "BITCAST": "it reinterprets the bytes of one type as another; WebNN's cast converts values, never bits",
     "BITWISE_XOR": _BITWISE,
     "RIGHT_SHIFT": _BITWISE,
-    "STABLEHLO_AND": _BITWISE + " (LiteRT's kernel is a bitwise and of integers)",
     "STABLEHLO_SHIFT_LEFT": _BITWISE,
     "STABLEHLO_RNG_BIT_GENERATOR": _RANDOM,
     "STABLEHLO_SCATTER": _NOT_YET + " (StableHLO's general scatter with an update computation subgraph)",
     "STABLEHLO_GATHER": _NOT_YET + " (StableHLO's general gather: offset, collapsed and batching dimensions)",
     "STABLEHLO_REDUCE_WINDOW": _NOT_YET + " (a window reduction given as a reduction subgraph)",
     "STABLEHLO_CASE": _NOT_YET + " (a multi-way IF)",
+    "STABLEHLO_CUSTOM_CALL": "a call to a function outside the model, known only by its name; there is nothing "
+                             "to translate it from",
     **{name: _NO_STABLEHLO_KERNEL for name in (
-        "STABLEHLO_LOGISTIC", "STABLEHLO_DIVIDE", "STABLEHLO_RESHAPE", "STABLEHLO_CLAMP", "STABLEHLO_CONCATENATE",
-        "STABLEHLO_BROADCAST_IN_DIM", "STABLEHLO_CONVOLUTION", "STABLEHLO_SLICE", "STABLEHLO_CUSTOM_CALL",
-        "STABLEHLO_REDUCE", "STABLEHLO_ABS", "STABLEHLO_COSINE", "STABLEHLO_EXPONENTIAL", "STABLEHLO_FLOOR",
-        "STABLEHLO_LOG", "STABLEHLO_NEGATE", "STABLEHLO_OR", "STABLEHLO_POWER", "STABLEHLO_REMAINDER",
-        "STABLEHLO_RSQRT", "STABLEHLO_SELECT", "STABLEHLO_SUBTRACT", "STABLEHLO_TANH", "STABLEHLO_COMPARE",
-        "STABLEHLO_CONVERT", "STABLEHLO_DYNAMIC_SLICE", "STABLEHLO_DYNAMIC_UPDATE_SLICE", "STABLEHLO_IOTA",
-        "STABLEHLO_DOT_GENERAL", "STABLEHLO_SORT", "STABLEHLO_WHILE", "STABLEHLO_TRANSPOSE", "STABLEHLO_CBRT")},
+        "STABLEHLO_CONVOLUTION", "STABLEHLO_REDUCE", "STABLEHLO_DOT_GENERAL", "STABLEHLO_SORT", "STABLEHLO_WHILE")},
 }
 
 

@@ -2,7 +2,7 @@
 POW, FLOOR_DIV, FLOOR_MOD, SQUARED_DIFFERENCE, ADD_N, RELU, RELU6, RELU_N1_TO_1,
 RELU_0_TO_1, PRELU, LEAKY_RELU, ELU, GELU, LOGISTIC, TANH, HARD_SWISH, SOFTMAX,
 LOG_SOFTMAX, EXP, LOG, ABS, NEG, SQRT, RSQRT, SQUARE, SIN, COS, SIGN, ROUND,
-FLOOR, CEIL, ZEROS_LIKE, BUCKETIZE, and the StableHLO binary operators LiteRT runs."""
+FLOOR, CEIL, ZEROS_LIKE, BUCKETIZE."""
 from __future__ import annotations
 
 import math
@@ -206,8 +206,4 @@ TRANSLATORS = {
     "FLOOR_MOD": floor_mod,
     "ZEROS_LIKE": zeros_like,
     "BUCKETIZE": bucketize,
-    "STABLEHLO_ADD": _binary("add", None),
-    "STABLEHLO_MULTIPLY": _binary("mul", None),
-    "STABLEHLO_MAXIMUM": _binary("max", None),
-    "STABLEHLO_MINIMUM": _binary("min", None),
 }

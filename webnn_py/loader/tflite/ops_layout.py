@@ -244,19 +244,24 @@ def dynamic_update_slice(ctx):
     """operand, update, start_indices (run-time): the update written at the start,
     which LiteRT clamps into [0, dim - update dim] per axis. The written elements'
     indices are start + every index of the update, then scatterND."""
-    b = ctx.b
     x, update, start = ctx.input(0), ctx.input(1), ctx.input(2)
-    rank = len(x.shape)
-    if len(update.shape) != rank or list(start.shape) != [rank]:
+    if len(update.shape) != len(x.shape) or list(start.shape) != [len(x.shape)]:
         raise ctx.fail(f"update {list(update.shape)} and start {list(start.shape)} do not fit {list(x.shape)}")
-    limit = np.array([d - u for d, u in zip(x.shape, update.shape)], np.int32)
+    ctx.set_output(0, ctx.b.scatterND(x, window_indices(ctx, x, start, update.shape), update))
+
+
+def window_indices(ctx, x, start, window: list[int]):
+    """The indices [*window, rank] of a window of x at a run-time start [rank],
+    which is clamped into [0, dim - window dim] per axis (LiteRT's and StableHLO's rule)."""
+    b = ctx.b
+    rank = len(x.shape)
+    limit = np.array([d - u for d, u in zip(x.shape, window)], np.int32)
     if (limit < 0).any():
-        raise ctx.fail(f"the update {list(update.shape)} is larger than the operand {list(x.shape)}")
+        raise ctx.fail(f"the window {list(window)} is larger than the operand {list(x.shape)}")
     start = b.min(b.max(b.cast(start, "int32"), ctx.constant_operand(np.zeros(rank, np.int32))),
                   ctx.constant_operand(limit))
-    grid = np.stack(np.meshgrid(*[np.arange(u, dtype=np.int32) for u in update.shape], indexing="ij"), -1)
-    indices = b.add(ctx.constant_operand(grid), b.reshape(start, [1] * rank + [rank]))
-    ctx.set_output(0, b.scatterND(x, indices, update))
+    grid = np.stack(np.meshgrid(*[np.arange(u, dtype=np.int32) for u in window], indexing="ij"), -1)
+    return b.add(ctx.constant_operand(grid), b.reshape(start, [1] * rank + [rank]))
 
 
 def embedding_lookup(ctx):
