@@ -13,8 +13,9 @@ WebNN graphs are pure functions, so each state variable becomes a graph input
 (`state_k`, its value before the call) where the graph reads it and a graph
 output (`state_out_k`, its value after) where the graph changes it. The model
 keeps two MLTensors per variable and swaps them after every dispatch (WebNN
-forbids one tensor as both input and output of a dispatch), so the state never
-leaves the context's timeline and concurrent compute() calls see it in order.
+forbids one tensor as both input and output of a dispatch: §8.3.1 dispatch()
+step 4), so the state never leaves the context's timeline (step 8) and
+concurrent compute() calls see it in call order.
 The CALL_ONCE subgraph becomes a graph of its own, dispatched at load() and by
 MLModel.resetState() (our extension, idl/model_loader.idl), which puts every
 variable back to its initial value.
