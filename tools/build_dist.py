@@ -182,6 +182,13 @@ def compressed(data: bytes, digest: str, cache: Path = COMPRESSED_CACHE) -> dict
     return out
 
 
+def prune_cache(keep: set[str], cache: Path = COMPRESSED_CACHE) -> None:
+    """Drop the compressed copies of files this build no longer has (old wheels, old scripts)."""
+    for path in cache.glob("*"):
+        if path.name.split(".", 1)[0] not in keep:
+            path.unlink(missing_ok=True)
+
+
 def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
     """Write dist_dir (replacing it whole) and return its manifest."""
     runtime = runtime_files(runtime_dir)
@@ -218,6 +225,7 @@ def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
     (part / MANIFEST).write_bytes(manifest_bytes)
     for encoding, body in compressed(manifest_bytes, sha256_hex(manifest_bytes)).items():
         (part / f"{MANIFEST}.{encoding}").write_bytes(body)
+    prune_cache({info["sha256"] for info in manifest["files"].values()} | {sha256_hex(manifest_bytes)})
     # Swap in the new tree: a server sees the old dist/ or the new one, never a mix.
     old = dist_dir.with_name(dist_dir.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
