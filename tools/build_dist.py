@@ -193,12 +193,11 @@ def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
     """Write dist_dir (replacing it whole) and return its manifest."""
     runtime = runtime_files(runtime_dir)
     folder = RUNTIME_PREFIX + folder_hash(runtime)
-    entry = entry_script(folder, SHIM.read_text(encoding="utf-8"), METADATA.read_text(encoding="utf-8"))
+    entry = entry_script(folder, read(SHIM).decode(), read(METADATA).decode())
     files = {ENTRY: (entry, "the script tag; boots the runtime at once (or at the first createContext() "
-                            "with lazy: true)")}
+                            "with lazy: true)"),
+             TYPES_NAME: (read(TYPES), "never fetched: TypeScript declarations for the compiler")}
     files.update({f"{folder}/{name}": content for name, content in runtime.items()})
-    if TYPES.is_file():
-        files[TYPES_NAME] = (TYPES.read_bytes(), "never fetched: TypeScript declarations for the compiler")
 
     manifest = {
         "name": "webnn-py",
