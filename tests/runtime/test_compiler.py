@@ -72,20 +72,36 @@ def rng():
 # -- fusion -----------------------------------------------------------------------------------
 
 def test_conv_bias_relu6_fuses_into_one_step_with_the_unfused_bits(rng):
+    # A 1x1 conv: the graph stays NCHW (layout.py moves only graphs with spatial or
+    # depthwise convolutions), so fused and unfused plans run the same numpy kernels.
     x = rng.standard_normal((1, 8, 10, 10)).astype(np.float32)
-    w = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    w = rng.standard_normal((16, 8, 1, 1)).astype(np.float32)
     b = rng.standard_normal(16).astype(np.float32)
     extra = rng.standard_normal((16, 1, 1)).astype(np.float32)
-    plan, plain = build(lambda g, o: {"y": g.clamp(g.add(g.conv2d(o["x"], o["w"], {"padding": [1] * 4,
-                                                                                     "bias": o["b"]}), o["e"]),
+    plan, plain = build(lambda g, o: {"y": g.clamp(g.add(g.conv2d(o["x"], o["w"], {"bias": o["b"]}), o["e"]),
                                                    {"minValue": 0, "maxValue": 6})},
                         {"x": x}, {"w": w, "b": b, "e": extra})
     assert kinds(plan) == ["conv2d+add+clamp"]
     assert kinds(plain) == ["conv2d", "add", "clamp"]
     got = plan.execute({"x": x})["y"]
     assert_same_bits(got, plain.execute({"x": x})["y"])
-    ref = torch.clamp(F.conv2d(t64(x), t64(w), t64(b), padding=1) + t64(extra), 0, 6).numpy()
+    ref = torch.clamp(F.conv2d(t64(x), t64(w), t64(b)) + t64(extra), 0, 6).numpy()
     assert_close(got, ref, atol=1e-4, what="conv2d+add+clamp")
+
+
+def test_spatial_conv_runs_channels_last_with_its_chain_fused(rng):
+    # A 3x3 conv: layout.py moves it to NHWC (the C kernels' im2col path) with one transpose
+    # at each border, and the add and clamp still join the conv's step.
+    x = rng.standard_normal((1, 8, 10, 10)).astype(np.float32)
+    w = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(16).astype(np.float32)
+    extra = rng.standard_normal((16, 1, 1)).astype(np.float32)
+    plan, _ = build(lambda g, o: {"y": g.clamp(g.add(g.conv2d(o["x"], o["w"], {"padding": [1] * 4, "bias": o["b"]}),
+                                                     o["e"]), {"minValue": 0, "maxValue": 6})},
+                    {"x": x}, {"w": w, "b": b, "e": extra})
+    assert kinds(plan) == ["transpose", "conv2d+add+clamp", "transpose"]
+    ref = torch.clamp(F.conv2d(t64(x), t64(w), t64(b), padding=1) + t64(extra), 0, 6).numpy()
+    assert_close(plan.execute({"x": x})["y"], ref, atol=1e-4, what="conv2d+add+clamp, NHWC")
 
 
 @pytest.mark.parametrize("act", ["relu", "sigmoid", "tanh", "gelu", "hardSwish", "leakyRelu"])

@@ -6,12 +6,18 @@ data: each of the kh*kw taps multiplies rows whose innermost axis is the long,
 contiguous channel axis, where NCHW gives short strided rows (7 or 14 elements
 deep in a MobileNet). Pointwise convolutions are one GEMM either way.
 
-So, when a graph has a depthwise conv2d in NCHW, this pass rewrites it, any
-other conv2d whose input is no larger than its output (a stem convolution), and
-everything layout-agnostic downstream of them to NHWC: conv2d (inputLayout
-"nhwc"; the filter keeps its layout, specialise.py lays it out once), pooling
-(layout "nhwc"), element-wise operations whose operands are NHWC values of the
-same shape, single elements or constants (re-laid out once, here). A transpose to NHWC is inserted where a rewritten
+The C kernels (webnn_py.kernels) have the same preference: their im2col and
+depthwise paths, and the epilogues that take a convolution's bias, residual add and
+activation, are NHWC only.
+
+So, when a graph has a depthwise conv2d or a spatial (im2col) one in NCHW, this pass
+rewrites it, any other conv2d whose input is no larger than its output (a stem
+convolution), and everything layout-agnostic downstream of them to NHWC: conv2d
+(inputLayout "nhwc"; the filter keeps its layout, specialise.py lays it out once),
+pooling (layout "nhwc"), element-wise operations whose operands are NHWC values (of
+the output's shape or broadcast to it, as a squeeze-excitation block's per-channel
+scale), single elements or constants (re-laid out once, here), and concat of NHWC
+values (along the permuted axis: SqueezeNet's fire modules). A transpose to NHWC is inserted where a rewritten
 conv2d reads an NCHW value, and a transpose back wherever anything else (reshape,
 gemm, a graph output, ...) reads an NHWC value, so every operator still sees the
 values its node describes. The nodes are new ones: the builder's graph is not
@@ -43,6 +49,15 @@ def _is_depthwise_nchw(node: Node) -> bool:
     return node.attributes["groups"] == channels == node.outputs[0].descriptor.shape[1] and channels > 1
 
 
+def _is_spatial_nchw(node: Node) -> bool:
+    """An NCHW conv2d on the im2col path (groups 1, a kernel or stride beyond 1x1)."""
+    if node.kind != "conv2d" or node.attributes["inputLayout"] != "nchw" or node.attributes["groups"] != 1:
+        return False
+    shape = node.inputs[1].descriptor.shape
+    at = {"oihw": 2, "hwio": 0, "ohwi": 1, "ihwo": 1}[node.attributes["filterLayout"]]
+    return tuple(shape[at:at + 2]) != (1, 1) or list(node.attributes["strides"]) != [1, 1]
+
+
 def _cheaper_in_nhwc(node: Node) -> bool:
     """A conv2d (e.g. a stem: 3 channels in, 32 out) whose input is no larger than its
     output: transposing that input costs less than transposing the output for what
@@ -52,7 +67,7 @@ def _cheaper_in_nhwc(node: Node) -> bool:
 
 def channels_last(order: list[Node], outputs: Mapping[str, Value], constant_of) -> tuple[list[Node], dict[str, Value]]:
     """The rewritten node list and graph outputs (unchanged when the pass does not apply)."""
-    if not any(_is_depthwise_nchw(node) for node in order):
+    if not any(_is_depthwise_nchw(node) or _is_spatial_nchw(node) for node in order):
         return order, dict(outputs)
 
     nhwc: dict[int, Value] = {}        # id(original value) -> its NHWC twin
@@ -83,6 +98,9 @@ def channels_last(order: list[Node], outputs: Mapping[str, Value], constant_of) 
             result.append(_rewritten(node, [nhwc[id(first)]], dict(node.attributes, layout="nhwc"), nhwc))
         elif kind in _UNARY and converted and len(node.inputs) == 1:
             result.append(_rewritten(node, [nhwc[id(first)]], node.attributes, nhwc))
+        elif kind == "concat" and all(id(v) in nhwc for v in node.inputs):
+            axis = _TO_NHWC.index(node.attributes["axis"])
+            result.append(_rewritten(node, [nhwc[id(v)] for v in node.inputs], dict(node.attributes, axis=axis), nhwc))
         elif kind in _BINARY and _binary_in_nhwc(node, nhwc, constant_of):
             inputs = [nhwc[id(v)] if id(v) in nhwc else
                       plain(v) if v.descriptor.element_count == 1 else _constant_nhwc(constant_of(v))
@@ -102,13 +120,15 @@ def channels_last(order: list[Node], outputs: Mapping[str, Value], constant_of) 
 
 
 def _binary_in_nhwc(node: Node, nhwc: dict, constant_of) -> bool:
-    """Every operand an NHWC value of the output's shape, a single element, or a constant
-    (e.g. a per-channel bias of shape [C, 1, 1]), which is re-laid out at build."""
+    """Every operand an NHWC value (rank 4 like the output: of its shape or broadcast to it,
+    e.g. [1, C, 1, 1] scaling [1, C, H, W], which broadcasts the same way permuted), a
+    single element, or a constant (e.g. a per-channel bias of shape [C, 1, 1]), which is
+    re-laid out at build."""
     out_shape = node.outputs[0].descriptor.shape
     if len(out_shape) != 4 or not any(id(v) in nhwc for v in node.inputs):
         return False
-    return all((id(v) in nhwc and v.descriptor.shape == out_shape) or v.descriptor.element_count == 1
-               or constant_of(v) is not None for v in node.inputs)
+    return all(id(v) in nhwc or v.descriptor.element_count == 1 or constant_of(v) is not None
+               for v in node.inputs)
 
 
 def _constant_nhwc(array) -> Value:

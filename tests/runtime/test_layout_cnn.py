@@ -1,0 +1,63 @@
+"""layout.py on CNN blocks beyond MobileNetV2's: a squeeze-excitation block (global pool,
+two 1x1 convs, a per-channel scale broadcast over the feature map) and a fire module
+(a concat of two convolutions, after a stem) stay channels-last from end to end, one transpose at
+each border, and compute what torch computes."""
+import numpy as np
+import pytest
+
+from tests.portable.expect import assert_close
+from tests.runtime.test_compiler import build, kinds, t64
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+
+def test_squeeze_excitation_block_stays_channels_last():
+    rng = np.random.default_rng(5)
+    c, s = 16, 4
+    x = rng.standard_normal((1, c, 9, 9)).astype(np.float32)
+    w = {"dw": rng.standard_normal((c, 1, 3, 3)).astype(np.float32),
+         "f1": rng.standard_normal((s, c, 1, 1)).astype(np.float32) * 0.3, "b1": rng.standard_normal(s).astype(np.float32),
+         "f2": rng.standard_normal((c, s, 1, 1)).astype(np.float32) * 0.3, "b2": rng.standard_normal(c).astype(np.float32),
+         "pw": rng.standard_normal((8, c, 1, 1)).astype(np.float32) * 0.3}
+
+    def make(g, o):
+        y = g.hardSwish(g.conv2d(o["x"], o["dw"], {"groups": c, "padding": [1] * 4}))
+        scale = g.averagePool2d(y)
+        scale = g.relu(g.conv2d(scale, o["f1"], {"bias": o["b1"]}))
+        scale = g.hardSigmoid(g.conv2d(scale, o["f2"], {"bias": o["b2"]}), {"alpha": 1 / 6, "beta": 0.5})
+        return {"y": g.conv2d(g.mul(y, scale), o["pw"])}
+    plan, _ = build(make, {"x": x}, w)
+    names = kinds(plan)
+    assert names.count("transpose") == 2 and names[0] == names[-1] == "transpose", names
+    assert "mul" in names and "conv2d+hardSigmoid" in names, names
+    tw = {k: t64(v) for k, v in w.items()}
+    y = F.hardswish(F.conv2d(t64(x), tw["dw"], groups=c, padding=1))
+    scale = F.hardsigmoid(F.conv2d(F.relu(F.conv2d(y.mean((2, 3), keepdim=True), tw["f1"], tw["b1"])), tw["f2"], tw["b2"]))
+    assert_close(plan.execute({"x": x})["y"], F.conv2d(y * scale, tw["pw"]).numpy(), atol=1e-4, what="SE block")
+
+
+def test_fire_module_concat_stays_channels_last():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 3, 11, 11)).astype(np.float32)
+    w = {"stem": rng.standard_normal((12, 3, 3, 3)).astype(np.float32) * 0.4,
+         "sq": rng.standard_normal((6, 12, 1, 1)).astype(np.float32) * 0.4,
+         "e1": rng.standard_normal((10, 6, 1, 1)).astype(np.float32) * 0.4,
+         "e3": rng.standard_normal((7, 6, 3, 3)).astype(np.float32) * 0.2}
+
+    def make(g, o):
+        stem = g.relu(g.conv2d(o["x"], o["stem"], {"padding": [1] * 4}))    # SqueezeNet's stem: goes NHWC
+        squeezed = g.relu(g.conv2d(stem, o["sq"]))
+        a = g.relu(g.conv2d(squeezed, o["e1"]))
+        b = g.relu(g.conv2d(squeezed, o["e3"], {"padding": [1] * 4}))
+        return {"y": g.maxPool2d(g.concat([a, b], 1), {"windowDimensions": [3, 3], "strides": [2, 2],
+                                                       "roundingType": "ceil"})}
+    plan, _ = build(make, {"x": x}, w)
+    names = kinds(plan)
+    assert names.count("transpose") == 2, names
+    assert names.count("conv2d+relu") == 4 and "concat" in names, names
+    tw = {k: t64(v) for k, v in w.items()}
+    s = F.relu(F.conv2d(F.relu(F.conv2d(t64(x), tw["stem"], padding=1)), tw["sq"]))
+    ref = F.max_pool2d(torch.cat([F.relu(F.conv2d(s, tw["e1"])), F.relu(F.conv2d(s, tw["e3"], padding=1))], 1),
+                       3, 2, ceil_mode=True)
+    assert_close(plan.execute({"x": x})["y"], ref.numpy(), atol=1e-4, what="fire module")
