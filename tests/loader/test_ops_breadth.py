@@ -676,3 +676,20 @@ def test_conv_3d_transpose(padding, strides, dilations):
     g.op("CONV_3D_TRANSPOSE", [g.const(np.array([2, *out, 4], I32)), g.const(filt), xi, g.const(bias)], [y], opts)
     g.io([xi], [y])
     check((w.finish(), {"x0": x}), tolerance=2e-6)
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 7, -1])
+def test_stablehlo_case_runs_the_chosen_branch(index):
+    """Three branches x * (k + 2); an index out of range takes the last one."""
+    w = ModelWriter()
+    g = w.subgraph()
+    branches = [w.subgraph() for _ in range(3)]
+    i, x, y = g.tensor([], I32, name="x0"), g.tensor([3], F32, name="x1"), g.tensor([3], F32, name="y0")
+    g.op("STABLEHLO_CASE", [i, x], [y], options("StablehloCaseOptions",
+                                               branchSubgraphIndices=[b.index for b in branches]))
+    g.io([i, x], [y])
+    for k, b in enumerate(branches):
+        bx, by = b.tensor([3]), b.tensor([3])
+        b.op("MUL", [bx, b.const(np.array(k + 2.0, F32))], [by], options("MulOptions"))
+        b.io([bx], [by])
+    check((w.finish(), {"x0": np.array(index, I32), "x1": rand(3)}), exact=True)

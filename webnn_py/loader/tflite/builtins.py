@@ -71,7 +71,6 @@ UNSUPPORTED = {
     "STABLEHLO_SCATTER": _NOT_YET + " (StableHLO's general scatter with an update computation subgraph)",
     "STABLEHLO_GATHER": _NOT_YET + " (StableHLO's general gather: offset, collapsed and batching dimensions)",
     "STABLEHLO_REDUCE_WINDOW": _NOT_YET + " (a window reduction given as a reduction subgraph)",
-    "STABLEHLO_CASE": _NOT_YET + " (a multi-way IF)",
     "STABLEHLO_CUSTOM_CALL": "a call to a function outside the model, known only by its name; there is nothing "
                              "to translate it from",
     **{name: _NO_STABLEHLO_KERNEL for name in (
@@ -94,6 +93,7 @@ def reason(name: str) -> str:
 # (STABLEHLO_COMPOSITE's are in builtin_options_2).
 _CALLS = {"WHILE": (0, 1), "IF": (0, 1), "CALL_ONCE": (0,)}
 _CALLS_2 = {"STABLEHLO_COMPOSITE": (1,)}
+_CALL_LISTS_2 = {"STABLEHLO_CASE": 0}          # a vector of subgraph indices
 
 
 def unsupported(model: Model, start: int) -> None:
@@ -113,6 +113,8 @@ def unsupported(model: Model, start: int) -> None:
                 for table, slots in ((op.options, _CALLS.get(name, ())), (op.options_2, _CALLS_2.get(name, ()))):
                     if table is not None:
                         pending += [table.scalar(slot, "i32", -1) for slot in slots]
+                if name in _CALL_LISTS_2 and op.options_2 is not None:
+                    pending += op.options_2.ints(_CALL_LISTS_2[name], "branch_subgraph_indices")
     if missing:
         parts = [f"{name} (operator{'s' if len(where) > 1 else ''} {', '.join(where[:5])}"
                  f"{', …' if len(where) > 5 else ''}: {reason(name)})" for name, where in missing.items()]

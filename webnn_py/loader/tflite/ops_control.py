@@ -1,5 +1,5 @@
-"""Control flow: WHILE and IF, onto our `loop` builder extension, and
-STABLEHLO_COMPOSITE (its decomposition subgraph, inline) (idl/extensions.idl;
+"""Control flow: WHILE, IF and STABLEHLO_CASE, onto our `loop` builder extension,
+and STABLEHLO_COMPOSITE (its decomposition subgraph, inline) (idl/extensions.idl;
 semantics: OpenVINO Loop-5, ../shared/spec/003_ea60059f0e025f60.txt).
 
 TFLite's WHILE (WhileOptions: cond_subgraph_index, body_subgraph_index) runs
@@ -152,7 +152,7 @@ async def _run_if(ctx, role: str, index: int, condition, operands: list) -> list
     return ctx.b.loop(ctx.constant_operand(np.array(1, np.int32)), condition, body, "cond",
                       [{"bodyInput": f"in_{k}", "value": v} for k, v in enumerate(operands) if f"in_{k}" in read],
                       [{"bodyOutput": f"out_{k}"} for k in range(len(outputs))],
-                      {"label": f"IF (operator {ctx.op.index}) {role} branch"})
+                      {"label": f"{ctx.op.opcode.name} (operator {ctx.op.index}) {role} subgraph"})
 
 
 async def _build(builder, named: list):
@@ -174,6 +174,51 @@ def _condition(ctx, operand, builder, tensor):
         raise ctx.malformed(f"the condition {tensor.name!r} is {operand.dataType} {list(operand.shape)}, "
                             "not a single boolean")
     return operand if tuple(operand.shape) == () else builder.reshape(operand, [])
+
+
+async def stablehlo_case(ctx):
+    """STABLEHLO_CASE: input 0 an int32 index, the rest the branches' inputs;
+    StablehloCaseOptions (builtin_options_2): branch_subgraph_indices 0. As IF with
+    N branches: branch k runs when the index is k, an index out of range takes the
+    last branch (the StableHLO specification; LiteRT does the same), and each output
+    is the taken branch's, chosen by where()."""
+    table = ctx.op.options_2
+    branches = [] if table is None else table.ints(0, "branch_subgraph_indices")
+    model = ctx.model
+    if not branches:
+        raise ctx.malformed("it has no branch subgraphs")
+    for index in branches:
+        if not 0 <= index < len(model.subgraphs):
+            raise ctx.malformed(f"its branch subgraph index {index} is out of range (the model has "
+                                f"{len(model.subgraphs)} subgraphs)")
+        if len(model.subgraphs[index].outputs) != len(ctx.op.outputs):
+            raise ctx.malformed(f"its branch subgraph {index} has {len(model.subgraphs[index].outputs)} outputs, "
+                                f"the operator {len(ctx.op.outputs)}")
+    b = ctx.b
+    selector = ctx.input(0)
+    if selector.dataType != "int32" or int(np.prod(selector.shape, dtype=np.int64)) != 1:
+        raise ctx.malformed(f"its index is {selector.dataType} {list(selector.shape)}, not one int32")
+    selector = b.reshape(selector, [])
+    last = len(branches) - 1
+    inside = b.logicalAnd(b.greaterOrEqual(selector, ctx.constant_operand(np.array(0, np.int32))),
+                          b.lesserOrEqual(selector, ctx.constant_operand(np.array(last, np.int32))))
+    selector = b.where(inside, selector, ctx.constant_operand(np.array(last, np.int32)))
+    operands = [ctx.input(k) for k in range(1, len(ctx.op.inputs))]
+    taken, results = [], []
+    for k, index in enumerate(branches):
+        condition = b.equal(selector, ctx.constant_operand(np.array(k, np.int32)))
+        taken.append(condition)
+        results.append(await _run_if(ctx, f"branch {k}", index, condition, operands))
+    for out in range(len(ctx.op.outputs)):
+        value = results[last][out]
+        for k in range(last - 1, -1, -1):
+            other = results[k][out]
+            if other.dataType != value.dataType or tuple(other.shape) != tuple(value.shape):
+                raise ctx.fail(f"output {out} is {other.dataType} {list(other.shape)} from branch {k} and "
+                               f"{value.dataType} {list(value.shape)} from another; WebNN operands need one "
+                               "static type and shape")
+            value = b.where(taken[k], other, value)
+        ctx.set_output(out, value)
 
 
 async def stablehlo_composite(ctx):
@@ -201,4 +246,5 @@ TRANSLATORS = {
     "WHILE": while_,
     "IF": if_,
     "STABLEHLO_COMPOSITE": stablehlo_composite,
+    "STABLEHLO_CASE": stablehlo_case,
 }
