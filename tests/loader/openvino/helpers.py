@@ -4,6 +4,8 @@ MLModelLoader, and compare."""
 from __future__ import annotations
 
 import asyncio
+import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -84,3 +86,47 @@ def compare(model, directory: Path, feeds: dict, name: str = "model", **options)
         else:
             np.testing.assert_array_equal(value, expected, err_msg=matches[0])
     return got
+
+
+MUTATION_TOKENS = [b"-1", b"0", b"99999999999", b"-5", b"abc", b"", b"1,2", b"?", b"Loop", b"Parameter", b"Const",
+                   b"f16", b"boolean", b"3", b"2,3,4", b"2147483648,2147483648,0"]
+
+
+def mutated_outcomes(xml: bytes, weights: bytes, rnd: random.Random, count: int) -> list[str]:
+    """Load and compute `count` copies of the IR with 1-3 attribute values or
+    bytes changed at random; each outcome is "load" or "compute" (the step that
+    failed with a DOMException, or compute()'s TypeError) or "ran". Any other
+    exception propagates: the test fails."""
+    from webnn_py.base.errors import DOMException
+
+    async def attempt(data: bytes):
+        import webnn_py
+        from webnn_py.loader import MLModelLoader
+        context = await webnn_py.ml.createContext()
+        try:
+            model = await MLModelLoader(context).load(data, {"weights": weights, "maxIterations": 50})
+        except DOMException:
+            return "load"
+        feeds = {}
+        for info in model.inputs():
+            dims = [max(d, 1) for d in info["dimensions"]]
+            dtype = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int64": np.int64,
+                     "uint8": np.uint8}[info["type"]]
+            feeds[info["name"]] = {"data": np.zeros(int(np.prod(dims)), dtype), "dimensions": dims}
+        try:
+            await model.compute(feeds)
+        except (DOMException, TypeError):
+            return "compute"
+        return "ran"
+
+    outcomes = []
+    for _ in range(count):
+        data = bytearray(xml)
+        for _ in range(rnd.randint(1, 3)):
+            if rnd.random() < 0.6:
+                match = rnd.choice(list(re.finditer(rb'="([^"]*)"', data)))
+                data[match.start(1):match.end(1)] = rnd.choice(MUTATION_TOKENS)
+            else:
+                data[rnd.randrange(len(data))] = rnd.randrange(256)
+        outcomes.append(asyncio.run(attempt(bytes(data))))
+    return outcomes

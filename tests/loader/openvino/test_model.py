@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from .helpers import compare, ours, save
+from .helpers import compare, mutated_outcomes, ours, save
 from .test_loop import build_loop, counter_body, sliced_model
 
 ov = pytest.importorskip("openvino")
@@ -116,42 +116,8 @@ def test_mutated_files_fail_cleanly(tmp_path):
     """Attribute values and bytes of a Loop IR changed at random: load() and
     compute() either work or fail with a DOMException (TypeError only for
     compute()'s own argument checks); nothing else escapes, nothing hangs."""
-    from webnn_py.base.errors import DOMException
     xml, weights = save(sliced_model(trip=6), tmp_path)
-    rnd = random.Random(11)
-    tokens = [b"-1", b"0", b"99999999999", b"-5", b"abc", b"", b"1,2", b"?", b"Loop", b"Parameter", b"Const",
-              b"f16", b"boolean", b"3", b"2,3,4"]
-
-    async def attempt(data: bytes):
-        import webnn_py
-        from webnn_py.loader import MLModelLoader
-        context = await webnn_py.ml.createContext()
-        try:
-            model = await MLModelLoader(context).load(data, {"weights": weights, "maxIterations": 50})
-        except DOMException:
-            return "load"
-        feeds = {}
-        for info in model.inputs():
-            dims = [max(d, 1) for d in info["dimensions"]]
-            dtype = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "int64": np.int64,
-                     "uint8": np.uint8}[info["type"]]
-            feeds[info["name"]] = {"data": np.zeros(int(np.prod(dims)), dtype), "dimensions": dims}
-        try:
-            await model.compute(feeds)
-        except (DOMException, TypeError):
-            return "compute"
-        return "ran"
-
-    outcomes = []
-    for _ in range(250):
-        data = bytearray(xml)
-        for _ in range(rnd.randint(1, 3)):
-            if rnd.random() < 0.6:
-                match = rnd.choice(list(re.finditer(rb'="([^"]*)"', data)))
-                data[match.start(1):match.end(1)] = rnd.choice(tokens)
-            else:
-                data[rnd.randrange(len(data))] = rnd.randrange(256)
-        outcomes.append(asyncio.run(attempt(bytes(data))))
+    outcomes = mutated_outcomes(xml, weights, random.Random(11), 250)
     assert outcomes.count("load") > 50 and outcomes.count("ran") > 10
 
 

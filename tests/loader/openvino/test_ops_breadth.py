@@ -392,3 +392,31 @@ def test_lrn_follows_the_text_hand_computed(tmp_path):
     wide = X4.astype(np.float64)
     sums = np.stack([(wide[:, max(0, k - 2):k + 3] ** 2).sum(1) for k in range(6)], 1)
     np.testing.assert_allclose(got, wide / (1.5 + 1e-2 / 5 * sums) ** 0.75, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["activations", "reductions", "mvn-6", "avg-pool", "max-pool-8", "adaptive-pool",
+                                  "interpolate-11-gathers", "deconv", "pad", "split", "scatter", "einsum", "attention",
+                                  "lstm-sequence-bidirectional", "space-batch", "slice-scatter", "gather-nd"])
+def test_mutated_files_fail_cleanly(tmp_path, name):
+    """Attribute values and bytes of each model changed at random: load() and
+    compute() work or fail with a DOMException, never anything else."""
+    import random
+    from .helpers import mutated_outcomes
+    xml, weights = save(CASES[name]()[0], tmp_path)
+    outcomes = mutated_outcomes(xml, weights, random.Random(name), 300)
+    assert outcomes.count("load") > 5
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: ops.interpolate(x, c([2**40, 4], I64), "nearest", "sizes", axes=c([1, 2], I64)),
+    lambda x: ops.adaptive_avg_pool(x, c([2**33], I64)),
+    lambda x: ops.one_hot(ops.convert(x, "i32"), c(2**40, I64), c(1.0, F32), c(0.0, F32), -1),
+], ids=["interpolate", "adaptive-pool", "one-hot"])
+def test_sizes_no_tensor_can_have_are_a_data_error(tmp_path, build):
+    """Sizes from the model's constants are checked before any table of that
+    size is built (they used to reach numpy: MemoryError)."""
+    from webnn_py.base.errors import DataError
+    x = p("x", X3.shape)
+    xml, weights = save(model([build(x)], [x]), tmp_path)
+    with pytest.raises(DataError, match=r"layer \d+ .*the output shape \[.*\] has"):
+        ours(xml, weights, {"x": X3})

@@ -144,6 +144,7 @@ def one_hot(t, inputs):
     if len(depths) != 1 or depths[0] < 1:
         raise t.malformed(f"depth {depths} is not one positive number")
     rank = len(t.shape(indices)) + 1
+    t.check_extent(list(t.shape(indices)) + depths, "the output shape")
     axis = t.axis(t.attr_int("axis", -1), rank)
     idx = t.operand(indices)
     positions = np.arange(depths[0], dtype=np.dtype(idx.dataType)).reshape([depths[0]] + [1] * (rank - 1 - axis))

@@ -250,6 +250,7 @@ def adaptive_pool(t, inputs):
         raise t.malformed(f"output_shape {wanted} does not match the input's spatial rank")
     if any(o < 1 for o in wanted):
         raise t.malformed(f"output_shape {wanted} has a size below 1")
+    t.check_extent(list(x.shape[:2]) + wanted, "the output shape")
     if any(i % o for i, o in zip(spatial, wanted)) and t.layer.type == "AdaptiveAvgPool":
         return [back(_adaptive_average(t, x, spatial, wanted))]
     if any(i % o for i, o in zip(spatial, wanted)):

@@ -153,6 +153,10 @@ def interpolate(t, inputs):
         sizes = [int(math.floor(shape[a] * s + 1e-5)) for a, s in zip(axes, scales)]
     if any(s < 1 for s in sizes):
         raise t.unsupported(f"output sizes {sizes} are empty; WebNN operands cannot be empty")
+    wanted = list(shape)
+    for a, out in zip(axes, sizes):
+        wanted[a] = out
+    t.check_extent(wanted, "the output shape")
 
     resized = [(a, out, s) for a, out, s in zip(axes, sizes, scales) if out != shape[a] or s != 1]
     if not resized:

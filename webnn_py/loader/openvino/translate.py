@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...base.descriptor import MAX_DIMENSION, MAX_TENSOR_BYTE_LENGTH
 from ...base.errors import DataError, NotSupportedError
 from .ir import Graph, Layer
 
@@ -76,6 +77,20 @@ class Translator:
 
     def malformed(self, problem: str) -> DataError:
         return DataError(f"load: {self.layer.where}: {problem}")
+
+    def check_extent(self, shape, what: str) -> None:
+        """A DataError when a tensor of `shape` (from the model's attributes or
+        constants) could not exist: a dimension above MAX_DIMENSION, or more
+        bytes than maxTensorByteLength even at one byte an element. Checked
+        before a translator builds tables of that size in numpy."""
+        count = 1
+        for d in shape:
+            if not 0 <= d <= MAX_DIMENSION:
+                raise self.malformed(f"{what} {list(shape)} has a dimension outside 0..{MAX_DIMENSION}")
+            count *= max(d, 1)
+        if count > MAX_TENSOR_BYTE_LENGTH:
+            raise self.malformed(f"{what} {list(shape)} has more elements than maxTensorByteLength "
+                                 f"({MAX_TENSOR_BYTE_LENGTH}) allows")
 
     def arity(self, inputs: list, *counts: int) -> None:
         """A DataError unless the layer has one of `counts` inputs."""
@@ -192,6 +207,11 @@ class Translator:
                     # shapes, types or attributes are inconsistent.
                     self.layer = layer
                     raise self.malformed(str(exc)) from None
+                except IndexError as exc:
+                    # A translator read an axis the input does not have: the
+                    # model's ranks do not fit the operation.
+                    self.layer = layer
+                    raise self.malformed(f"an input's rank does not fit the operation ({exc})") from None
                 except (ValueError, OverflowError) as exc:
                     # numpy refused a fold on constants (a shape it cannot hold,
                     # values that do not fit): the constants are inconsistent.
