@@ -145,7 +145,35 @@ def _embedding():
     return BagOfEmbeddings(), {"ids": ((2, 7), np.int64, 50)}, ["scores"]
 
 
+def _hardmax_graph(rng):
+    """A graph ORT must split (issue 19, item 15): ORT's WebNN EP takes no Hardmax, so
+    Gemm+Relu run on WebNN, Hardmax on ORT's CPU EP (reading the first partition's float32
+    output back through readTensor), and Mul+Add on WebNN again. Written with onnx.helper:
+    torch has no Hardmax to export."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weights = {"w": rng.standard_normal((8, 6)).astype(np.float32),
+               "b": rng.standard_normal(6).astype(np.float32),
+               "c": rng.standard_normal(6).astype(np.float32)}
+    nodes = [
+        helper.make_node("Gemm", ["x", "w", "b"], ["h"]),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("Hardmax", ["r"], ["m"], axis=-1),
+        helper.make_node("Mul", ["m", "r"], ["y"]),
+        helper.make_node("Add", ["y", "c"], ["picked"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "hardmax_split", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8])],
+        [helper.make_tensor_value_info("picked", TensorProto.FLOAT, [3, 6])],
+        [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    # IR version 8 (opset 17 needs >= 8): what the onnxruntime builds here and ORT-web load.
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=8)
+    return model, {"x": rng.standard_normal((3, 8)).astype(np.float32)}, ["picked"]
+
+
 MODELS = {"mobilenet": _mobilenet_like, "transformer": _transformer_encoder, "lstm": _lstm, "embedding": _embedding}
+# Models written directly in ONNX (no torch export): name -> builder(rng) -> (ModelProto, inputs, outputs).
+ONNX_MODELS = {"hardmax": _hardmax_graph}
 
 
 def export(name: str, directory: Path, seed: int = 0) -> ExportedModel:
@@ -153,9 +181,10 @@ def export(name: str, directory: Path, seed: int = 0) -> ExportedModel:
     import warnings
 
     import onnx
-    import onnxruntime
     import torch
 
+    if name in ONNX_MODELS:
+        return _save_onnx_model(name, directory, seed)
     torch.manual_seed(seed)
     module, input_shapes, output_names = MODELS[name]()
     module.eval()
@@ -175,7 +204,23 @@ def export(name: str, directory: Path, seed: int = 0) -> ExportedModel:
         torch.onnx.export(module, tuple(torch.from_numpy(v) for v in inputs.values()), str(path),
                           input_names=list(inputs), output_names=output_names, opset_version=OPSET,
                           dynamo=False)
-    model = onnx.load(str(path))
+    return _with_reference(name, path, onnx.load(str(path)), inputs, output_names)
+
+
+def _save_onnx_model(name: str, directory: Path, seed: int) -> ExportedModel:
+    import onnx
+
+    model, inputs, output_names = ONNX_MODELS[name](np.random.default_rng(seed))
+    path = directory / f"{name}.onnx"
+    onnx.save(model, str(path))
+    return _with_reference(name, path, model, inputs, output_names)
+
+
+def _with_reference(name: str, path: Path, model, inputs: dict, output_names: list) -> ExportedModel:
+    """Check the model and run onnxruntime's CPU execution provider on it for the reference outputs."""
+    import onnx
+    import onnxruntime
+
     onnx.checker.check_model(model)
     session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     reference = dict(zip(output_names, session.run(output_names, inputs)))

@@ -177,7 +177,7 @@ class MLContext:
         if not tensor._readable:
             return rejected(TypeError("readTensor: the tensor is not readable"))
         if overload == 1:
-            problem = validate_buffer_with_descriptor(output_data, tensor._descriptor)
+            problem = validate_buffer_with_descriptor(output_data, tensor._descriptor, "readTensor(tensor, outputData)")
             if problem:
                 return rejected(TypeError(f"readTensor: {problem}"))
         promise = new_future()
@@ -221,7 +221,7 @@ class MLContext:
             raise TypeError("writeTensor: the tensor has been destroyed")
         if not tensor._writable:
             raise TypeError("writeTensor: the tensor is not writable")
-        problem = validate_buffer_with_descriptor(input_data, tensor._descriptor)
+        problem = validate_buffer_with_descriptor(input_data, tensor._descriptor, "writeTensor(tensor, inputData)")
         if problem:
             raise TypeError(f"writeTensor: {problem}")
         data = copy_of_bytes(input_data, tensor._descriptor, "writeTensor")

@@ -23,6 +23,7 @@ from pyodide.code import run_js
 from pyodide.ffi import JsException, JsProxy, create_once_callable, create_proxy, to_js
 
 from .. import api
+from ..api import buffers
 from ..base.errors import DOMException, NotSupportedError, UnknownError, describe, error_name, out_of_memory
 from ..bindings import ScriptException, convert_arguments, script_arguments, set_platform_object_unwrapper
 from ..runtime.timeline import PromiseFuture, Timeline, set_post_task
@@ -74,7 +75,10 @@ class _ConsoleHandler(logging.Handler):
             message += f": {error_name(exc)}: {exc}"
             if not isinstance(exc, DOMException):     # a bug of ours: the trace helps
                 message += "\n" + "".join(traceback.format_exception(exc))
-        js.console.error(message)
+        if record.levelno >= logging.ERROR:
+            js.console.error(message)
+        else:
+            js.console.warn(message)
 
 
 def install(unwrap_platform_object, time_slice_ms=8, post_task=None) -> None:
@@ -85,12 +89,23 @@ def install(unwrap_platform_object, time_slice_ms=8, post_task=None) -> None:
     (null/undefined or <= 0: never, the whole dispatch runs in one task)."""
     set_platform_object_unwrapper(unwrap_platform_object)
     Timeline.slice_seconds = time_slice_ms / 1000 if time_slice_ms and time_slice_ms > 0 else None
+    buffers.strict_view_types = _page_option("strictBufferTypes") is True
     if post_task is not None:
         set_post_task(lambda callback: post_task(create_once_callable(callback)))
     logger = logging.getLogger("webnn_py")
     if not any(isinstance(h, _ConsoleHandler) for h in logger.handlers):
         logger.addHandler(_ConsoleHandler(logging.WARNING))
         logger.propagate = False
+
+
+def _page_option(name: str):
+    """A member of the page's `self.webnnPolyfillConfig` (README "Using it"), read where
+    the shim reads it; None when absent (or when reading it throws)."""
+    try:
+        config = getattr(js, "webnnPolyfillConfig", None)
+        return None if config is None else getattr(config, name, None)
+    except Exception:  # noqa: BLE001 - a page getter that throws: the default applies
+        return None
 
 
 def construct(interface: str, args):
