@@ -27,7 +27,6 @@ WRITES = """async (elements) => {
     }
   }
   // The writes that were accepted are applied; the tensor holds the data.
-  const head = new Float32Array(4), tail = new Float32Array(4);
   const back = new Float32Array(await context.readTensor(tensor));
   const result = {outcomes, first: back[0], last: back[elements - 1]};
   tensor.destroy();
@@ -40,16 +39,14 @@ CONSTANT = """async (elements) => {
   const desc = {dataType: "float32", shape: [elements]};
   const data = new Float32Array(elements);
   const outcomes = [];
-  const kept = [];
   for (let i = 0; i < 3; i++) {       // the builder keeps each constant's copy
     try {
-      kept.push(builder.constant(desc, data));
+      builder.constant(desc, data);
       outcomes.push("ok");
     } catch (e) {
       outcomes.push({name: e.name, isDOMException: e instanceof DOMException, message: e.message});
     }
   }
-  builder.build({y: builder.abs(builder.input("x", {dataType: "float32", shape: [1]}))}).then((g) => g.destroy());
   return outcomes;
 }"""
 

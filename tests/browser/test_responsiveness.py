@@ -7,12 +7,15 @@ arrives. The same runs with cooperative dispatch turned off (timeSlice: 0)
 freeze the page, which shows the measurement can tell the two apart. Results
 are compared with hand-computed values.
 
-Timing here is noisy (2 cores shared by several test runs; load averages of
-10+ were seen): a renderer that gets no CPU for a while shows a long gap
-whatever we do. So the gaps are checked as a 90th percentile (< 50 ms, the
-slice is 8 ms) and a maximum far below the run's length (< 250 ms), besides
-the click; with a quiet machine the maximum is typically 30-70 ms (printed
-with -s).
+No wall-clock thresholds (issue 19, item 16: "dispatch() returns in < 20 ms"
+failed at load average 6.5): the machine is shared, and a renderer that gets no
+CPU for a while shows long gaps whatever we do. Each run is checked against
+itself -- the longest gap between timer ticks is under half the run and the 90th
+percentile under a tenth of it, dispatch() returns within a tenth of it -- and by
+structure: timer callbacks, animation frames and a real click ran before the
+result arrived. Unsliced, the whole run is one gap (the freeze test checks the
+same ratio fails then). With a quiet machine the maximum gap is typically
+30-70 ms (printed with -s).
 """
 from pathlib import Path
 
@@ -40,9 +43,11 @@ def browser(pyodide_runtime):
 
 
 def _assert_responsive(facts):
-    assert facts["p90GapMs"] < 50, facts
-    assert facts["maxGapMs"] < 250, facts
-    assert facts["ticks"] >= facts["ms"] / 50, facts       # setInterval(10 ms) kept firing
+    # Ratios within the run: no freeze takes half of it (unsliced, one gap is all of it),
+    # and most gaps are short against it.
+    assert facts["maxGapMs"] < 0.5 * facts["ms"], facts
+    assert facts["p90GapMs"] < 0.1 * facts["ms"], facts
+    assert facts["ticks"] >= 3, facts                       # setInterval(10 ms) kept firing meanwhile
 
 
 def _run(browser, query, kind, a, b, click=True):
@@ -75,8 +80,10 @@ def test_matmul_chain_keeps_the_page_responsive(browser, query):
     expected = _matmul_expected()
     assert facts["length"] == N * N
     assert facts["head"] == expected[:8].tolist() and facts["tail"] == expected[-8:].tolist()
-    assert facts["ms"] > 300, facts                       # long enough to mean something
-    assert facts["dispatchReturnedMs"] < 20, facts         # dispatch() only enqueues
+    assert facts["ms"] > 300, facts                       # long enough for the ratios to mean something
+    # dispatch() holds its caller for one slice at most (runtime/timeline.py), a small part
+    # of the run; running the dispatch through would take all of it.
+    assert facts["dispatchReturnedMs"] < 0.1 * facts["ms"], facts
     _assert_responsive(facts)
     assert facts["frames"] >= 3, facts
     assert facts["clicksDuringRun"] == 1, facts
@@ -112,8 +119,9 @@ def test_without_time_slices_the_page_freezes_and_results_are_the_same(browser, 
         assert facts["head"] == expected[:8].tolist() and facts["tail"] == expected[-8:].tolist()
     else:
         assert facts["head"] == [5 + TRIP, -7 + TRIP]
-    # One task for the whole dispatch: no timer, frame or click in between.
-    assert facts["maxGapMs"] > 0.8 * facts["ms"] - 50, facts
+    # One task for the whole dispatch: no timer, frame or click in between, so the
+    # ratio _assert_responsive requires fails here.
+    assert facts["maxGapMs"] > 0.5 * facts["ms"], facts
     assert facts["clicksDuringRun"] == 0, facts
 
 
@@ -129,10 +137,54 @@ def test_destroying_the_context_during_a_long_dispatch_abandons_it(browser):
         facts = page.evaluate("destroyMidRun(10 ** 6, 150)")      # a loop far longer than 150 ms
     finally:
         page.close()
-    assert facts["timerFiredMs"] < 250, facts          # the page's timer ran during the dispatch
-    assert facts["read"] == "InvalidStateError"        # the read queued behind it is aborted
+    # The page's timer ran during the dispatch: the read queued behind it was still
+    # pending when the timer destroyed the context, and is aborted.
+    assert facts["read"] == "InvalidStateError"
     assert facts["lost"]
-    assert facts["settledMs"] < 1000, facts            # promptly: the loop did not run to its end
+    # Promptly: settled within a small multiple of the time the timer waited, where the
+    # loop's 10**6 iterations would take ~100 times longer.
+    assert facts["settledMs"] < 3 * facts["timerFiredMs"], facts
     assert facts["dispatchAfterLoss"] == "InvalidStateError"   # its graph was destroyed with the context
     assert facts["afterwards"] == [8, -4]
     assert not errors
+
+
+QUEUED_DISPATCHES = """async ({n, steps, calls}) => {
+  const ctx = await navigator.ml.createContext();
+  const builder = new MLGraphBuilder(ctx);
+  const desc = {dataType: "float32", shape: [n, n]};
+  const p = new Float32Array(n * n);
+  for (let i = 0; i < n; i++) p[i * n + (i + 1) % n] = 1;
+  const shift = builder.constant(desc, p);
+  let y = builder.input("x", desc);
+  for (let i = 0; i < steps; i++) y = builder.matmul(y, shift);
+  const graph = await builder.build({y});
+  const x = await ctx.createTensor({...desc, writable: true});
+  const out = await ctx.createTensor({...desc, readable: true});
+  ctx.writeTensor(x, new Float32Array(n * n).map((_, i) => i % 1000));
+  await ctx.readTensor(out);
+  const start = performance.now();
+  for (let i = 0; i < calls; i++) ctx.dispatch(graph, {x}, {y: out});
+  const callsMs = performance.now() - start;
+  const result = new Float32Array(await ctx.readTensor(out));
+  return {callsMs, ms: performance.now() - start, head: Array.from(result.slice(0, 4))};
+}"""
+
+
+def test_queued_dispatches_do_not_hold_the_caller(browser):
+    """Issue 19, item 8: 30 dispatch() calls in a row, each of a graph longer than a slice,
+    took nearly all of their run time inside the calling task; now the calls together hold
+    it for one slice, a small part of the run (runtime/timeline.py; the step count is
+    checked exactly in tests/portable/test_dispatch_budget.py)."""
+    server, context = browser
+    page = context.new_page()
+    try:
+        page.goto(f"{server.url}/responsive.html")
+        page.evaluate("window.ready")
+        facts = page.evaluate(QUEUED_DISPATCHES, {"n": 256, "steps": 20, "calls": 30})
+    finally:
+        page.close()
+    print(f"30 dispatches: calls {facts['callsMs']:.1f} ms of {facts['ms']:.0f} ms")
+    x = (np.arange(256 * 256) % 1000).astype(np.float32).reshape(256, 256)
+    assert facts["head"] == x[0, (np.arange(4) - 20) % 256].tolist()
+    assert facts["callsMs"] < 0.2 * facts["ms"], facts
