@@ -98,7 +98,7 @@ def _translate(kind, a, ins, node, builder, operand, const, label):
         return builder.maxPool2d(operand(ins[0]), {
             **label, "windowDimensions": a["kernel_shape"], "strides": a.get("strides", [1, 1]),
             "dilations": a.get("dilations", [1, 1]), "padding": _pads(a.get("pads")),
-            "roundingType": "ceil" if a.get("ceil_mode") else "floor"})
+            "outputShapeRounding": "ceil" if a.get("ceil_mode") else "floor"})
     if kind in ("Flatten", "Reshape", "Squeeze"):
         x = operand(ins[0])
         shape = list(x.shape)

@@ -51,7 +51,7 @@ def test_fire_module_concat_stays_channels_last():
         a = g.relu(g.conv2d(squeezed, o["e1"]))
         b = g.relu(g.conv2d(squeezed, o["e3"], {"padding": [1] * 4}))
         return {"y": g.maxPool2d(g.concat([a, b], 1), {"windowDimensions": [3, 3], "strides": [2, 2],
-                                                       "roundingType": "ceil"})}
+                                                       "outputShapeRounding": "ceil"})}
     plan, _ = build(make, {"x": x}, w)
     names = kinds(plan)
     assert names.count("transpose") == 2, names

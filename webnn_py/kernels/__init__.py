@@ -75,6 +75,8 @@ class Kernels:
         self._im2col = functions.im2col_nhwc
         self._layernorm = functions.layernorm_rows_f32
         self._epilogue = functions.gemm_epilogue
+        self._maxpool = functions.maxpool_nhwc
+        self._global_avgpool = functions.global_avgpool_nhwc
         self._lstm = functions.lstm_sequence_f32
         self._gru = functions.gru_sequence_f32
         self._erfc_table = None
@@ -215,6 +217,23 @@ class Kernels:
                             pads_begin[0], pads_begin[1], act, lo, hi)
         return out
 
+    def maxpool_nhwc(self, x: np.ndarray, window, strides, dilations, pads_begin, out: np.ndarray) -> np.ndarray:
+        """§8.9.37 maxPool2d of a C-contiguous NHWC float32 x into `out` (C-contiguous
+        [n, oh, ow, c]; its shape gives the output size, the end padding implied)."""
+        n, h, w, c = x.shape
+        _, oh, ow, _ = out.shape
+        if out.size:
+            self._maxpool(n, h, w, c, self._ptr(x), self._ptr(out), oh, ow, window[0], window[1], strides[0],
+                          strides[1], dilations[0], dilations[1], pads_begin[0], pads_begin[1])
+        return out
+
+    def global_avgpool_nhwc(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Global averagePool2d of a C-contiguous NHWC float32 x [n, h, w, c] into out [n, 1, 1, c]."""
+        n, h, w, c = x.shape
+        if out.size:
+            self._global_avgpool(n, h * w, c, self._ptr(x), self._ptr(out))
+        return out
+
     def lstm_sequence(self, xw: np.ndarray, rt: np.ndarray, peephole, h: np.ndarray, c: np.ndarray,
                       seq: np.ndarray | None, gate_offsets, reverse: bool, activations) -> None:
         """§8.9.33 lstm's time steps for one direction (kernels.c lstm_sequence_f32): xw
@@ -316,6 +335,8 @@ def native_library(path):
         "im2col_nhwc": [p] + [i] * 14 + [p],
         "layernorm_rows_f32": [p, p, i, i, p, p, ctypes.c_double],
         "gemm_epilogue": [p, p, i, i, p, p, p, i, f, f],
+        "maxpool_nhwc": [i, i, i, i, p, p] + [i] * 10,
+        "global_avgpool_nhwc": [i, i, i, p, p],
         "lstm_sequence_f32": [i, i, i, p, p, p, p, p, p, i, p] + [i] * 8,
         "gru_sequence_f32": [i, i, i, p, p, p, p, p, i, p] + [i] * 6,
     }

@@ -763,3 +763,88 @@ EXPORT void gru_sequence_f32(int steps, int batch, int hidden, const float *xw, 
         }
     }
 }
+
+/* --------------------------------------------------------------- pooling ----
+ * §8.9.37 maxPool2d on NHWC float32 [batches, h, w, ch] → [batches, oh, ow, ch]: each
+ * output the maximum over the window's offsets that lie inside the input (begin padding
+ * pt, pl; the end padding, ceil rounding included, implied by oh, ow), taken in (i, j)
+ * order from -inf, as ops/pooling.py's np.maximum over its taps: NaN propagates, and on
+ * equal values (-0, +0) the earlier one stays. A window with nothing inside gives -inf. */
+INLINE v4 max4(v4 m, v4 a) {
+    v4i take = (a > m) | (a != a);
+    return (v4)(((v4i)a & take) | ((v4i)m & ~take));
+}
+
+EXPORT void maxpool_nhwc(int batches, int h, int w, int ch, const float *x, float *out, int oh, int ow,
+                         int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pl) {
+    const float lowest = -__builtin_inff();
+    for (int nb = 0; nb < batches; nb++) {
+        const float *xb = x + (long)nb * h * w * ch;
+        for (int oy = 0; oy < oh; oy++) {
+            int y0 = oy * sh - pt;
+            for (int ox = 0; ox < ow; ox++) {
+                int x0 = ox * sw - pl;
+                float *o = out + (((long)nb * oh + oy) * ow + ox) * ch;
+                int c = 0;
+                for (; c + 4 <= ch; c += 4) {
+                    v4 m = splat(lowest);
+                    for (int i = 0; i < kh; i++) {
+                        int y = y0 + i * dh;
+                        if (y < 0 || y >= h) continue;
+                        for (int j = 0; j < kw; j++) {
+                            int xx = x0 + j * dw;
+                            if (xx < 0 || xx >= w) continue;
+                            m = max4(m, load4(xb + ((long)y * w + xx) * ch + c));
+                        }
+                    }
+                    store4(o + c, m);
+                }
+                for (; c < ch; c++) {
+                    float m = lowest;
+                    for (int i = 0; i < kh; i++) {
+                        int y = y0 + i * dh;
+                        if (y < 0 || y >= h) continue;
+                        for (int j = 0; j < kw; j++) {
+                            int xx = x0 + j * dw;
+                            if (xx < 0 || xx >= w) continue;
+                            float a = xb[((long)y * w + xx) * ch + c];
+                            if (a > m || a != a) m = a;
+                        }
+                    }
+                    o[c] = m;
+                }
+            }
+        }
+    }
+}
+
+/* Global averagePool2d on NHWC float32 [batches, hw, ch] → [batches, ch]: the rows summed
+ * in order from the first (float32, as numpy's sum over the outer axes adds them), then
+ * divided by hw. */
+EXPORT void global_avgpool_nhwc(int batches, int hw, int ch, const float *x, float *out) {
+    float count = (float)hw;
+    for (int nb = 0; nb < batches; nb++) {
+        const float *xb = x + (long)nb * hw * ch;
+        float *o = out + (long)nb * ch;
+        int c = 0;
+        for (; c + 16 <= ch; c += 16) {
+            v4 s0 = load4(xb + c), s1 = load4(xb + c + 4), s2 = load4(xb + c + 8), s3 = load4(xb + c + 12);
+            for (int p = 1; p < hw; p++) {
+                const float *r = xb + (long)p * ch + c;
+                s0 += load4(r); s1 += load4(r + 4); s2 += load4(r + 8); s3 += load4(r + 12);
+            }
+            v4 d = splat(count);
+            store4(o + c, s0 / d); store4(o + c + 4, s1 / d); store4(o + c + 8, s2 / d); store4(o + c + 12, s3 / d);
+        }
+        for (; c + 4 <= ch; c += 4) {
+            v4 s0 = load4(xb + c);
+            for (int p = 1; p < hw; p++) s0 += load4(xb + (long)p * ch + c);
+            store4(o + c, s0 / splat(count));
+        }
+        for (; c < ch; c++) {
+            float s = xb[c];
+            for (int p = 1; p < hw; p++) s += xb[(long)p * ch + c];
+            o[c] = s / count;
+        }
+    }
+}

@@ -173,4 +173,54 @@ def _gru(node: Node, constant_of):
     return lambda inputs, _attributes, _outputs: run(inputs[0], inputs[5])
 
 
-_SPECIALISERS = {"conv2d": _conv2d, "gemm": _gemm, "matmul": _matmul, "lstm": _lstm, "gru": _gru}
+def _pool_nhwc(node: Node):
+    """(the C kernels, input shape) for a float32 NHWC pooling node, else None."""
+    x = node.inputs[0].descriptor
+    if node.attributes["layout"] != "nhwc" or x.type.numpy != _F32 or x.element_count == 0:
+        return None
+    fast = kernels.simd()
+    return None if fast is None else (fast, x.shape)
+
+
+def _max_pool(node: Node, constant_of):
+    """§8.9.37 maxPool2d on NHWC float32 (the layout pass's channels-last stacks) in one C
+    pass (kernels.c maxpool_nhwc), the numpy kernel's maxima in its order, into the plan's
+    buffer; the numpy kernel goes through NCHW, a padded copy and back."""
+    found = _pool_nhwc(node)
+    if found is None:
+        return None
+    fast, _ = found
+    attributes = node.attributes
+    shape = node.outputs[0].descriptor.shape
+    pads = (attributes["padding"][0], attributes["padding"][2])
+
+    def kernel(inputs, _attributes, _outputs, out=None):
+        out = np.empty(shape, _F32) if out is None else out
+        return [fast.maxpool_nhwc(np.ascontiguousarray(inputs[0]), attributes["windowDimensions"],
+                                  attributes["strides"], attributes["dilations"], pads, out)]
+    kernel.writes_into = True
+    return kernel
+
+
+def _average_pool(node: Node, constant_of):
+    """Global averagePool2d on NHWC float32 (a classifier's head, a squeeze-excitation's
+    squeeze) in one C pass: the rows summed in numpy's order, divided once."""
+    found = _pool_nhwc(node)
+    if found is None:
+        return None
+    fast, (_, h, w, _) = found
+    attributes = node.attributes
+    if (list(attributes["windowDimensions"]) != [h, w] or any(attributes["padding"])
+            or list(attributes["outputSizes"]) != [1, 1]):
+        return None
+    shape = node.outputs[0].descriptor.shape
+
+    def kernel(inputs, _attributes, _outputs, out=None):
+        out = np.empty(shape, _F32) if out is None else out
+        return [fast.global_avgpool_nhwc(np.ascontiguousarray(inputs[0]), out)]
+    kernel.writes_into = True
+    return kernel
+
+
+_SPECIALISERS = {"conv2d": _conv2d, "gemm": _gemm, "matmul": _matmul, "lstm": _lstm, "gru": _gru,
+                 "maxPool2d": _max_pool, "averagePool2d": _average_pool}
