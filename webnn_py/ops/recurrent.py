@@ -9,7 +9,7 @@ float32 lstm and gru run in the C kernels when they are there (webnn_py.kernels:
 WebAssembly in Pyodide, the native build on the host): the input parts of all time
 steps as one GEMM up front, then each direction's whole sequence in one C call
 (kernels.c lstm_sequence_f32 / gru_sequence_f32), the same float32 operations in
-the decomposition's order, activations rounded once from double. With constant
+the decomposition's order, sigmoid and tanh within 3 float32 ULP of the exact values. With constant
 weights (a model's), specialise.py prepares them once at build() (`lstm_runner`,
 `gru_runner`); otherwise each call prepares them.
 """

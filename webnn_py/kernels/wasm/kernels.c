@@ -604,48 +604,57 @@ EXPORT void layernorm_rows_f32(const float *x, float *out, int rows, int n,
  *                      column is a sum over k in increasing k order, 32 columns at a
  *                      time in registers (one pass over rt per step and batch row);
  *   gates              the float32 operations of the decomposition, in its order;
- *   activations        sigmoid, tanh (relu), evaluated in double two lanes at a time
- *                      and rounded once (within one float32 ULP of the exact value).
+ *   activations        sigmoid, tanh (relu), float32 four lanes at a time (sigmoid4,
+ *                      tanh4: within 3 float32 ULP of the exact value).
  * h, c: [batch, hidden] states, read and updated in place. seq (or null): step t's
  * hidden state is written to seq + t * seq_stride ([batch, hidden] there). `gates`:
  * the caller's scratch, batch * gates * hidden floats (gru: + batch * hidden more).
  * Gate offsets are given in units of hidden (the `layout` option's order).
  */
-INLINE v2d sigmoid2(v2d x) {
-    /* 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) for x < 0: e^-|x| never overflows. */
-    v2l negative = x < splat2(0.0);
-    v2d e = exp_neg2(select2(negative, -x, x));
-    return select2(negative, e, splat2(1.0)) / (splat2(1.0) + e);
+/* e^-w - 1 for w >= 0 (or NaN), float32 four lanes, without exp_neg4's cancellation near
+ * w = 0: -w = r - k ln 2 as there, e^r - 1 = q(r) = r + r^2/2 + ... + r^7/5040, and
+ * e^-w - 1 = 2^-k q + (2^-k - 1) (exact terms for k <= 24); w >= 87 gives -1. */
+INLINE v4 expm1_neg4(v4 w) {
+    const v4 shifter = splat(12582912.0f);
+    v4i in_range = w < splat(87.0f);
+    v4 wc = (v4)((v4i)w & in_range);
+    v4 t = wc * splat(1.44269504088896341f) + shifter;
+    v4 kf = t - shifter;
+    v4i k = (v4i)t - (v4i)shifter;
+    v4 r = (kf * splat(0.693145751953125f) - wc) + kf * splat(1.428606765330187e-6f);
+    v4 q = splat(1.0f / 5040.0f);
+    q = q * r + splat(1.0f / 720.0f); q = q * r + splat(1.0f / 120.0f);
+    q = q * r + splat(1.0f / 24.0f);  q = q * r + splat(1.0f / 6.0f);
+    q = q * r + splat(0.5f);          q = q * r + splat(1.0f);
+    q = q * r;
+    v4 scale = (v4)(((v4i){127, 127, 127, 127} - k) << 23);
+    v4 e = scale * q + (scale - splat(1.0f));
+    v4i is_nan = w != w;
+    return (v4)(((v4i)e & in_range) | ((v4i)splat(-1.0f) & ~in_range & ~is_nan) | ((v4i)w & is_nan));
 }
 
-INLINE v2d tanh2(v2d x) {
-    /* sign(x) (1 - e) / (1 + e), e = e^-2|x|; below 2^-10 the odd series x - x^3/3 + 2x^5/15
-     * (1 - e would cancel there). NaN stays NaN. */
-    v2d a = (v2d)((v2l)x & (v2l){INT64_MAX, INT64_MAX});
-    v2d e = exp_neg2(a * splat2(2.0));
-    v2d big = (splat2(1.0) - e) / (splat2(1.0) + e);
-    big = (v2d)((v2l)big | ((v2l)x & (v2l){INT64_MIN, INT64_MIN}));
-    v2d x2 = x * x;
-    v2d small = x - x * x2 * (splat2(1.0 / 3.0) - x2 * splat2(2.0 / 15.0));
-    return select2(a < splat2(0.0009765625), small, big);
+/* tanh x = sign(x) (-m / (2 + m)), m = e^-2|x| - 1 (no cancellation for small |x|): within
+ * 3 float32 ULP, like sigmoid4. */
+INLINE v4 tanh4(v4 x) {
+    v4i sign = (v4i)x & (v4i){INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
+    v4 a = (v4)((v4i)x ^ sign);
+    v4 m = expm1_neg4(a * splat(2.0f));
+    return (v4)((v4i)(-m / (splat(2.0f) + m)) | sign);
 }
 
-/* act: 0 relu, 1 sigmoid, 2 tanh (ops/recurrent.py's RECURRENT_ACTIVATIONS). */
-INLINE v2d activate2(v2d x, int act) {
-    if (act == 1) return sigmoid2(x);
-    if (act == 2) return tanh2(x);
-    return select2(x > splat2(0.0), x, select2(x != x, x, splat2(0.0)));
+/* act: 0 relu (NaN stays NaN), 1 sigmoid, 2 tanh (ops/recurrent.py's C_ACTIVATIONS). */
+INLINE v4 recurrent_activation4(v4 x, int act) {
+    if (act == 1) return sigmoid4(x);
+    if (act == 2) return tanh4(x);
+    v4i keep = (x > splat(0.0f)) | (x != x);
+    return (v4)((v4i)x & keep);
 }
 
 /* x[i] = act(x[i]), n floats, in place. */
 INLINE void activate_f32(float *x, int n, int act) {
     int i = 0;
-    for (; i + 2 <= n; i += 2) {
-        v2d v = activate2((v2d){x[i], x[i + 1]}, act);
-        x[i] = (float)v[0];
-        x[i + 1] = (float)v[1];
-    }
-    if (i < n) x[i] = (float)activate2(splat2(x[i]), act)[0];
+    for (; i + 4 <= n; i += 4) store4(x + i, recurrent_activation4(load4(x + i), act));
+    for (; i < n; i++) x[i] = recurrent_activation4(splat(x[i]), act)[0];
 }
 
 /* out[j] = add[j] + sum_k h[k] rt[k, j] for j < n (rt row stride ld), k in increasing order. */
