@@ -45,6 +45,10 @@ class TranslationError(NotSupportedError):
 MAX_NESTING = 16
 OPERATOR_BUDGET_FACTOR = 8
 OPERATOR_BUDGET_MIN = 1024
+# Constants a translator makes itself (FILL, RANGE, ONE_HOT's depth ramp, eye masks,
+# index grids) are sized by the model's values: at most this many elements, so a
+# hostile file cannot make load() allocate without bound before the builder's checks.
+MAX_MADE_ELEMENTS = 1 << 24
 
 
 @dataclass
@@ -122,6 +126,18 @@ class Importer:
         value = value.astype(np.dtype(dtype), copy=False)
         self._constants[index] = value
         return value
+
+    def check_made(self, shape, what: str) -> None:
+        """Raise NotSupportedError when a constant of `shape` that a translator is
+        about to make exceeds MAX_MADE_ELEMENTS (see there)."""
+        count = 1
+        for d in shape:
+            if d < 0:
+                raise self.fail(f"{what} has a negative dimension {list(shape)}")
+            count *= int(d)
+        if count > MAX_MADE_ELEMENTS:
+            raise self.fail(f"{what} would be a constant of {count} elements; the importer makes at most "
+                            f"{MAX_MADE_ELEMENTS}")
 
     def set_const(self, index: int, value: np.ndarray) -> None:
         self._constants[index] = value

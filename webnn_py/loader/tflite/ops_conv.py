@@ -226,6 +226,7 @@ def conv_3d_transpose(ctx):
             y = b.pad(y, [0, before, 0, 0, 0], [0, out_depth - before - take, 0, 0, 0])
         total = y if total is None else b.add(total, y)
     if total is None:
+        ctx.check_made(shape, "its output")
         total = ctx.constant_operand(np.zeros(shape, np.float32))
     if ctx.has_input(3):
         total = b.add(total, ctx.input(3))

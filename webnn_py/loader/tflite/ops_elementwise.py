@@ -162,6 +162,7 @@ def bucketize(ctx):
 def zeros_like(ctx):
     """Zeros of the input's shape and type: a constant (the input's values do not matter)."""
     x = ctx.input(0)
+    ctx.check_made(x.shape, "its output")
     ctx.set_const(ctx.op.outputs[0], np.zeros(x.shape, dtype=NUMPY_TYPES[x.dataType]))
 
 

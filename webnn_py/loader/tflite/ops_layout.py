@@ -217,6 +217,7 @@ def scatter_nd(ctx):
     indices, updates = ctx.input(0), ctx.input(1)
     shape = _ints(ctx.required_const(2, "shape"))
     _no_duplicate_indices(ctx, 0)
+    ctx.check_made(shape, "its output")
     zeros = ctx.constant_operand(np.zeros(shape, dtype=NUMPY_TYPES[updates.dataType]))
     ctx.set_output(0, ctx.b.scatterND(zeros, indices, updates))
 
@@ -256,8 +257,9 @@ def window_indices(ctx, x, start, window: list[int]):
     b = ctx.b
     rank = len(x.shape)
     limit = np.array([d - u for d, u in zip(x.shape, window)], np.int32)
-    if (limit < 0).any():
-        raise ctx.fail(f"the window {list(window)} is larger than the operand {list(x.shape)}")
+    if (limit < 0).any() or min(window, default=1) < 1:
+        raise ctx.fail(f"the window {list(window)} does not fit the operand {list(x.shape)}")
+    ctx.check_made([*window, rank], "its index grid")
     start = b.min(b.max(b.cast(start, "int32"), ctx.constant_operand(np.zeros(rank, np.int32))),
                   ctx.constant_operand(limit))
     grid = np.stack(np.meshgrid(*[np.arange(u, dtype=np.int32) for u in window], indexing="ij"), -1)
@@ -276,9 +278,11 @@ def one_hot(ctx):
     out-of-range indices match no k and give off everywhere, as in LiteRT."""
     b = ctx.b
     indices = ctx.input(0)
-    depth = _ints(ctx.required_const(1, "depth"))[0]
-    if depth < 1:
-        raise ctx.fail(f"depth {depth} must be positive")
+    depth = _ints(ctx.required_const(1, "depth"))
+    if len(depth) != 1 or depth[0] < 1:
+        raise ctx.fail(f"depth {depth} must be one positive number")
+    depth = depth[0]
+    ctx.check_made([depth], "its depth")
     rank = len(indices.shape) + 1
     axis = _axis(ctx, opt.read(ctx, 0, "i32"), rank)
     along = [1] * rank
@@ -294,6 +298,7 @@ def matrix_diag(ctx):
     b = ctx.b
     x = ctx.input(0)
     n = x.shape[-1]
+    ctx.check_made([n, n], "its diagonal mask")
     row = b.reshape(x, list(x.shape[:-1]) + [1, n])
     zero = ctx.constant_operand(np.zeros((), NUMPY_TYPES[x.dataType]))
     ctx.set_output(0, b.where(ctx.constant_operand(np.eye(n, dtype=np.uint8)), row, zero))
@@ -306,6 +311,7 @@ def matrix_set_diag(ctx):
     if len(x.shape) < 2:
         raise ctx.fail(f"its input must have rank 2 or more, it is {list(x.shape)}")
     m, n = x.shape[-2:]
+    ctx.check_made([m, n], "its diagonal mask")
     batch = list(x.shape[:-2])
     # Element (i, j) is on the diagonal when i == j: its value is diagonal[i] (= diagonal[j]).
     values = b.reshape(diagonal, batch + ([m, 1] if m <= n else [1, n]))
@@ -366,6 +372,7 @@ def fill(ctx):
     dims = _ints(ctx.required_const(0, "dims"))
     value = ctx.const(ctx.input_index(1))
     if value is not None and ctx.input_tensor(1).quantization is None:
+        ctx.check_made(dims, "its output")
         ctx.set_const(ctx.op.outputs[0], np.full(dims, np.asarray(value).reshape(()), dtype=value.dtype))
         return
     v = ctx.input(1)
@@ -378,6 +385,10 @@ def range_(ctx):
                            for k, what in ((0, "start"), (1, "limit"), (2, "delta")))
     if delta == 0:
         raise ctx.fail("delta is 0")
+    count = np.ceil((np.float64(limit) - np.float64(start)) / np.float64(delta))
+    if not np.isfinite(count):
+        raise ctx.fail(f"start {start}, limit {limit} and delta {delta} give no finite length")
+    ctx.check_made([max(int(count), 0)], "its output")
     ctx.set_const(ctx.op.outputs[0], np.arange(start, limit, delta).astype(start.dtype))
 
 

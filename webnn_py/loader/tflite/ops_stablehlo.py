@@ -112,6 +112,7 @@ def iota(ctx):
     shape = list(t.shape)
     if not 0 <= axis < len(shape) or t.numpy_type is None:
         raise ctx.fail(f"iota dimension {axis} or type {t.type_name} does not fit {shape}")
+    ctx.check_made(shape, "its output")
     along = [1] * len(shape)
     along[axis] = shape[axis]
     values = np.broadcast_to(np.arange(shape[axis]).reshape(along), shape).astype(t.numpy_type)
