@@ -172,3 +172,22 @@ def test_svdf(rank, memory):
          [y], options("SVDFOptions", rank=rank, fusedActivationFunction=1 if rank == 2 else 0))
     g.io([x], [y])
     compare(w.finish(), sequence_frames([batch, n_in]))
+
+
+def test_overlong_sequences_are_refused_before_unrolling():
+    """A hostile sequence length is refused at once (each step would be a few dozen builder calls)."""
+    from webnn_py.base.errors import NotSupportedError
+    from webnn_py.loader.tflite.ops_recurrent import MAX_UNROLLED_STEPS
+
+    from .helpers import webnn_run
+    steps = MAX_UNROLLED_STEPS + 1
+    w = ModelWriter()
+    g = w.subgraph()
+    x = g.tensor([1, steps, 1], F32, name="x")
+    h = g.tensor([1, 2], F32, variable=True)
+    y = g.tensor([1, steps, 2], F32, name="y")
+    g.op("UNIDIRECTIONAL_SEQUENCE_RNN", [x, g.const(rand(2, 1)), g.const(rand(2, 2)), g.const(rand(2)), h], [y],
+         options("SequenceRNNOptions", fusedActivationFunction=TANH))
+    g.io([x], [y])
+    with pytest.raises(NotSupportedError, match=f"{steps} steps"):
+        webnn_run(w.finish(), {"x": np.zeros((1, steps, 1), F32)})

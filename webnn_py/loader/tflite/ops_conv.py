@@ -13,6 +13,9 @@ import numpy as np
 
 from . import options as opt
 
+# Filter depth slices a 3-D convolution may become (one conv2d each).
+MAX_FILTER_DEPTH = 256
+
 
 def _shape4(ctx, k: int, what: str):
     shape = ctx.input_tensor(k).shape
@@ -150,6 +153,8 @@ def conv_3d(ctx):
     kd, kh, kw, ci, co = w.shape
     if ci != c:
         raise ctx.fail(f"the filter's {ci} input channels differ from the input's {c}")
+    if kd > MAX_FILTER_DEPTH:
+        raise ctx.fail(f"its filter depth {kd} is more than the {MAX_FILTER_DEPTH} slices the importer unrolls")
     strides = [opt.read(ctx, 1, "i32", 1), opt.read(ctx, 3, "i32", 1), opt.read(ctx, 2, "i32", 1)]
     dilations = [opt.read(ctx, 5, "i32", 1), opt.read(ctx, 7, "i32", 1), opt.read(ctx, 6, "i32", 1)]
     padding = opt.read(ctx, 0, "i8")
@@ -194,6 +199,8 @@ def conv_3d_transpose(ctx):
     kd, kh, kw, co, ci = w.shape
     if ci != c or shape[0] != n or shape[4] != co:
         raise ctx.fail(f"the filter {list(w.shape)} and output shape {shape} do not fit the input {list(x.shape)}")
+    if kd > MAX_FILTER_DEPTH:
+        raise ctx.fail(f"its filter depth {kd} is more than the {MAX_FILTER_DEPTH} slices the importer unrolls")
     strides = [opt.read(ctx, 1, "i32", 1), opt.read(ctx, 3, "i32", 1), opt.read(ctx, 2, "i32", 1)]
     dilations = [opt.read(ctx, 5, "i32", 1), opt.read(ctx, 7, "i32", 1), opt.read(ctx, 6, "i32", 1)]
     for v in strides + dilations:

@@ -5,6 +5,8 @@ from . import options as opt
 
 # LiteRT's L2_NORMALIZATION kernel divides by max(||x||, 1e-6).
 L2_EPSILON = 1e-6
+# Shifted slices one window sum may add (2 * radius + 1 of them).
+MAX_WINDOW = 1025
 
 
 def l2_normalization(ctx):
@@ -34,6 +36,8 @@ def local_response_normalization(ctx):
         raise ctx.fail(f"radius {radius} is negative")
     channels = x.shape[3]
     reach = min(radius, channels - 1)          # wider windows only add padding zeros
+    if 2 * reach + 1 > MAX_WINDOW:
+        raise ctx.fail(f"its window of {2 * reach + 1} channels is more than the {MAX_WINDOW} slices summed")
     squares = b.mul(x, x)
     padded = b.pad(squares, [0, 0, 0, reach], [0, 0, 0, reach]) if reach else squares
     total = None

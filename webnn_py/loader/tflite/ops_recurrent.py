@@ -25,6 +25,9 @@ from . import state
 
 # LiteRT's layer normalization epsilon in LSTM cells (kLayerNormEpsilon).
 LAYER_NORM_EPSILON = 1e-8
+# Time steps one layer may unroll (each is a few dozen builder calls): a bound on
+# what a hostile file can make load() do.
+MAX_UNROLLED_STEPS = 4096
 
 # LSTM input numbers (lstm_shared.h); a bidirectional layer's backward weights
 # follow the forward ones at +17.
@@ -43,6 +46,8 @@ def _steps(ctx, x, time_major: bool):
         raise ctx.fail(f"its input must be 3-D, it is {list(x.shape)}")
     time_axis = 0 if time_major else 1
     steps = x.shape[time_axis]
+    if steps > MAX_UNROLLED_STEPS:
+        raise ctx.fail(f"its sequence has {steps} steps; at most {MAX_UNROLLED_STEPS} are unrolled")
     batch, features = x.shape[1 - time_axis], x.shape[2]
     if steps == 1:
         return [b.reshape(x, [batch, features])]
