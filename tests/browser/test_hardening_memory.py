@@ -5,9 +5,8 @@ clear message (an "UnknownError" DOMException: base.errors.out_of_memory says wh
 freed memory is reused (WebAssembly memory never shrinks, so "given back" means to
 Pyodide's allocator) and a normal graph computes.
 """
-from pathlib import Path
-
-import pytest
+from .console_page import console_errors, page  # noqa: F401 - page is a fixture
+from .test_build_errors import SMALL            # a small graph that must still compute
 
 ELEMENTS = 400_000_000          # float32: 1.6e9 bytes
 
@@ -50,44 +49,11 @@ CONSTANT = """async (elements) => {
   return outcomes;
 }"""
 
-SMALL = """async () => {
-  const context = await navigator.ml.createContext();
-  const builder = new MLGraphBuilder(context);
-  const x = builder.input("x", {dataType: "float32", shape: [2]});
-  const graph = await builder.build({y: builder.expand(x, [2, 2])});
-  const tx = await context.createTensor({dataType: "float32", shape: [2], writable: true});
-  const ty = await context.createTensor({dataType: "float32", shape: [2, 2], readable: true});
-  context.writeTensor(tx, new Float32Array([1.5, -3]));
-  context.dispatch(graph, {x: tx}, {y: ty});
-  return Array.from(new Float32Array(await context.readTensor(ty)));
-}"""
-
-
-@pytest.fixture(scope="module")
-def page(pyodide_runtime):
-    from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
-
-    with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium() as browser:
-        page = browser.new_page()
-        console = []
-        page.on("console", lambda m: "favicon.ico" in m.location.get("url", "") or console.append((m.type, m.text)))
-        page.on("pageerror", lambda e: console.append(("pageerror", str(e))))
-        page.goto(f"{server.url}/slice.html")
-        page.evaluate("window.sliceFacts")
-        page.console_lines = console
-        yield page
-
-
 def _assert_out_of_memory(outcome, operation):
     assert isinstance(outcome, dict), outcome
     assert outcome["name"] == "UnknownError" and outcome["isDOMException"], outcome
     assert outcome["message"].startswith(f"{operation}: out of memory: "), outcome
     assert "1,600,000,000 bytes" in outcome["message"] and "internal error" not in outcome["message"], outcome
-
-
-def _errors(page, since):
-    return [text for kind, text in page.console_lines[since:] if kind in ("error", "pageerror")]
 
 
 def test_writes_beyond_wasm32_memory_fail_with_unknown_error_and_the_heap_stays_usable(page):
@@ -100,12 +66,12 @@ def test_writes_beyond_wasm32_memory_fail_with_unknown_error_and_the_heap_stays_
     for outcome in failed:
         _assert_out_of_memory(outcome, "writeTensor")
     assert result["first"] == 3 and result["last"] == 5
-    assert not _errors(page, since)
+    assert not console_errors(page, since)
     # The tensor and its copies are freed: the allocator hands the memory out again.
     result = page.evaluate(WRITES, ELEMENTS)
     assert result["outcomes"][0] == "ok" and result["first"] == 3, result
     assert page.evaluate(SMALL) == [1.5, -3, 1.5, -3]
-    assert not _errors(page, since)
+    assert not console_errors(page, since)
 
 
 def test_constants_beyond_wasm32_memory_fail_with_unknown_error(page):
@@ -118,4 +84,4 @@ def test_constants_beyond_wasm32_memory_fail_with_unknown_error(page):
         _assert_out_of_memory(outcome, "constant")
     page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 0))")
     assert page.evaluate(SMALL) == [1.5, -3, 1.5, -3]
-    assert not _errors(page, since)
+    assert not console_errors(page, since)

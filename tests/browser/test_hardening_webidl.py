@@ -7,9 +7,7 @@
 6. A BigInt where an integer or floating-point type is expected (`shape: [2n, 3n]`) is a
    TypeError (WebIDL ConvertToInt / ToNumber); `bigint` unions (MLNumber) still take one.
 """
-from pathlib import Path
-
-import pytest
+from .console_page import console_errors, page  # noqa: F401 - page is a fixture
 
 # Each case runs `call(thrower)` where `thrower` throws `thrown`; returns whether the
 # exception caught (or the rejection) is the very value thrown.
@@ -92,22 +90,6 @@ BIGINT = """async () => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def page(pyodide_runtime):
-    from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
-
-    with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium() as browser:
-        page = browser.new_page()
-        console = []
-        page.on("console", lambda m: "favicon.ico" in m.location.get("url", "") or console.append((m.type, m.text)))
-        page.on("pageerror", lambda e: console.append(("pageerror", str(e))))
-        page.goto(f"{server.url}/slice.html")
-        page.evaluate("window.sliceFacts")
-        page.console_lines = console
-        yield page
-
-
 def test_exceptions_thrown_by_page_code_are_rethrown_as_the_same_value(page):
     before = len(page.console_lines)
     outcomes = page.evaluate(IDENTITY)
@@ -118,7 +100,7 @@ def test_exceptions_thrown_by_page_code_are_rethrown_as_the_same_value(page):
     assert promise_cases and all(outcomes[c] == "rejected with it" for c in promise_cases)
     assert len(outcomes) == 13 * 8
     # No "internal error", no traceback: the console stays quiet.
-    errors = [text for kind, text in page.console_lines[before:] if kind in ("error", "pageerror")]
+    errors = console_errors(page, before)
     assert not errors, errors
 
 

@@ -151,17 +151,10 @@ def test_destroying_the_context_during_a_long_dispatch_abandons_it(browser):
 
 QUEUED_DISPATCHES = """async ({n, steps, calls}) => {
   const ctx = await navigator.ml.createContext();
-  const builder = new MLGraphBuilder(ctx);
-  const desc = {dataType: "float32", shape: [n, n]};
-  const p = new Float32Array(n * n);
-  for (let i = 0; i < n; i++) p[i * n + (i + 1) % n] = 1;
-  const shift = builder.constant(desc, p);
-  let y = builder.input("x", desc);
-  for (let i = 0; i < steps; i++) y = builder.matmul(y, shift);
-  const graph = await builder.build({y});
+  const {graph, desc, inputs} = await matmulChain(ctx, n, steps);
   const x = await ctx.createTensor({...desc, writable: true});
   const out = await ctx.createTensor({...desc, readable: true});
-  ctx.writeTensor(x, new Float32Array(n * n).map((_, i) => i % 1000));
+  ctx.writeTensor(x, inputs.x);
   await ctx.readTensor(out);
   const start = performance.now();
   for (let i = 0; i < calls; i++) ctx.dispatch(graph, {x}, {y: out});
