@@ -114,7 +114,9 @@ class WebKitBrowser(Browser):
     def __init__(self, session: WebDriverSession) -> None:
         self.session = session
         self.version = session.capabilities.get("browserVersion", "")
-        self._current = session.call("GET", "/window")      # the first window stays open, unused
+        # The first window stays open, unused: WebDriver commands (New Window among them)
+        # need a current window, and a closed page's no longer is one.
+        self._home = self._current = session.call("GET", "/window")
         self._script_timeout: float | None = None
 
     def new_page(self) -> WebKitPage:
@@ -135,7 +137,8 @@ class WebKitBrowser(Browser):
 
     def close_page(self, page: WebKitPage) -> None:
         self.call(page, "DELETE", "/window")
-        self._current = None
+        self.session.call("POST", "/window", {"handle": self._home})
+        self._current = self._home
 
 
 @contextlib.contextmanager

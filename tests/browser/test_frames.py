@@ -1,6 +1,6 @@
 """Same-origin frames share one Python runtime, so WebNN objects cross realms as
 native platform objects do (WPT's detached-iframe tests build in the parent with
-a context its iframe created)."""
+a context its iframe created), in every engine."""
 
 import pytest
 
@@ -8,8 +8,8 @@ from . import page_facts
 
 
 @pytest.fixture(scope="module")
-def facts(pyodide_runtime):
-    return page_facts("frames.html", "window.framesFacts")
+def facts(browser):
+    return page_facts("frames.html", "window.framesFacts", browser)
 
 
 def test_a_frames_context_works_with_the_pages_builder(facts):

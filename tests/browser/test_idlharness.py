@@ -1,5 +1,5 @@
 """WPT's idlharness.js (from npm wpt-runner) checks the polyfill's WebIDL surface
-against idl/webnn.idl, in a window and in a dedicated worker."""
+against idl/webnn.idl, in a window and in a dedicated worker, in every engine."""
 from pathlib import Path
 
 import pytest
@@ -9,22 +9,22 @@ HERE = Path(__file__).parent
 PASS = 0  # testharness.js's PASS status
 
 
-def run_idlharness(query: str) -> dict:
+@pytest.fixture(scope="module")
+def server(pyodide_runtime):
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
 
     mounts = {"/resources/": REPO / "node_modules" / "wpt-runner" / "testharness",
               "/interfaces/webnn.idl": REPO / "idl" / "webnn.idl", "/interfaces/": HERE / "interfaces"}
-    with PolyfillServer(root=HERE / "pages", mounts=mounts) as server, launch_chromium() as browser:
-        page = browser.new_page()
-        page.goto(f"{server.url}/idlharness.html{query}")
-        page.wait_for_function("window.harnessResult !== undefined", timeout=120_000)
-        return page.evaluate("window.harnessResult")
+    with PolyfillServer(root=HERE / "pages", mounts=mounts) as server:
+        yield server
 
 
 @pytest.mark.parametrize("where", ["window", "worker"])
-def test_idlharness(where, pyodide_runtime):
-    result = run_idlharness("?worker" if where == "worker" else "")
+def test_idlharness(where, browser, server):
+    with browser.new_page() as page:
+        page.goto(f"{server.url}/idlharness.html{'?worker' if where == 'worker' else ''}")
+        page.wait_for("window.harnessResult !== undefined")
+        result = page.evaluate("window.harnessResult")
     assert result["status"] == 0, result["message"]
     failures = [f"{t['name']}: {t['message']}" for t in result["tests"] if t["status"] != PASS]
     assert len(result["tests"]) > 200, f"only {len(result['tests'])} subtests ran"

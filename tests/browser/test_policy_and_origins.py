@@ -1,7 +1,11 @@
-"""[SecureContext] and the "webnn" permissions policy (§7.5) in a real browser."""
+"""[SecureContext] and the "webnn" permissions policy (§7.5) in every engine."""
 from pathlib import Path
 
 import pytest
+
+import browsers
+
+from .conftest import require
 
 PAGES = Path(__file__).parent / "pages"
 
@@ -15,23 +19,19 @@ def server(pyodide_runtime):
         yield server
 
 
-def test_non_secure_origin_has_no_navigator_ml(server):
-    from wpt_runner.chromium import launch_chromium
-
+def test_non_secure_origin_has_no_navigator_ml(server, engine):
+    require(engine)
     # http://name.test is not a potentially trustworthy origin, unlike 127.0.0.1.
-    with launch_chromium(["--host-resolver-rules=MAP *.test 127.0.0.1"]) as browser:
-        page = browser.new_page()
+    with browsers.launch(engine, loopback_names=("webnn.test",)) as browser, browser.new_page() as page:
         page.goto(f"http://webnn.test:{server.port}/slice.html")
         facts = page.evaluate("({secure: isSecureContext, ml: 'ml' in navigator, MLContext: typeof MLContext,"
-                              " ML: typeof ML})")
-    assert facts == {"secure": False, "ml": False, "MLContext": "undefined", "ML": "undefined"}
+                              " ML: typeof ML, origin: location.origin})")
+    assert facts == {"secure": False, "ml": False, "MLContext": "undefined", "ML": "undefined",
+                     "origin": f"http://webnn.test:{server.port}"}
 
 
-def test_cross_origin_frames_follow_the_allow_attribute(server):
-    from wpt_runner.chromium import launch_chromium
-
-    with launch_chromium() as browser:
-        page = browser.new_page()
+def test_cross_origin_frames_follow_the_allow_attribute(server, browser):
+    with browser.new_page() as page:
         page.goto(f"{server.url}/policy_top.html")
         answers = page.evaluate("window.policyResult")
     assert answers["noAllow"]["ok"] is False and answers["noAllow"]["name"] == "SecurityError"
