@@ -89,6 +89,10 @@ def parse_headers_file(path: Path) -> list[tuple[str, str]]:
     return result
 
 
+# wptserve's rewrites (tools/serve): URLs tests use that name another file of the checkout.
+REWRITES = {"/resources/WebIDLParser.js": "/resources/webidl2/lib/webidl2.js"}
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"   # keep-alive: a page fetches dozens of files
     root: Path = Path(".")
@@ -108,6 +112,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self._serve_asset(path[len(wrappers.ASSET_PREFIX):], urllib.parse.parse_qs(parsed.query))
                 return
             target = self._resolve(path)
+            if (target is None or not target.is_file()) and path in REWRITES:
+                target = self._resolve(REWRITES[path])
             if target is not None and target.is_file():
                 self._serve_checkout_file(target)
                 return

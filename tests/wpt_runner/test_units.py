@@ -112,6 +112,20 @@ def test_generated_wrappers_carry_the_source_files_headers(tree):
         assert "Cross-Origin-Embedder-Policy" not in headers
 
 
+def test_server_serves_wptserve_rewrites(tree):
+    """idlharness tests load /resources/WebIDLParser.js, which a WPT checkout holds as
+    resources/webidl2/lib/webidl2.js (wptserve rewrites the URL); a real file of that
+    name (the self-test tree's) is served as it is."""
+    lib = tree / "resources" / "webidl2" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "webidl2.js").write_text("// webidl2\n")
+    with WptServer(tree, wrappers.Settings(polyfill_url="/p.js")) as server:
+        body, headers = fetch(server.url + "/resources/WebIDLParser.js")
+        assert body == "// webidl2\n" and headers["Content-Type"].startswith("text/javascript")
+        (tree / "resources" / "WebIDLParser.js").write_text("// own\n")
+        assert fetch(server.url + "/resources/WebIDLParser.js")[0] == "// own\n"
+
+
 def test_expectations_matching(tmp_path):
     path = tmp_path / "e.json"
     path.write_text(json.dumps({"/a.html": {"status": ["OK", "TIMEOUT"], "subtests": {"s1": "FAIL", "s*": "NOTRUN"}},
