@@ -171,7 +171,11 @@ def _hardmax_graph(rng):
     return model, {"x": rng.standard_normal((3, 8)).astype(np.float32)}, ["picked"]
 
 
-MODELS = {"mobilenet": _mobilenet_like, "transformer": _transformer_encoder, "lstm": _lstm, "embedding": _embedding}
+MODELS = {"mobilenet": _mobilenet_like, "transformer": _transformer_encoder, "lstm": _lstm, "embedding": _embedding,
+          "transformer_dynamic": _transformer_encoder}
+# Exported with free (symbolic) dimensions, as exporters write BERT-like models: the graph
+# computes its reshapes' shapes at run time in int64 (Shape, Gather, Concat...).
+DYNAMIC_AXES = {"transformer_dynamic": {"tokens": {0: "batch", 1: "sequence"}, "encoded": {0: "batch", 1: "sequence"}}}
 # Models written directly in ONNX (no torch export): name -> builder(rng) -> (ModelProto, inputs, outputs).
 ONNX_MODELS = {"hardmax": _hardmax_graph}
 
@@ -203,7 +207,7 @@ def export(name: str, directory: Path, seed: int = 0) -> ExportedModel:
         warnings.simplefilter("ignore")
         torch.onnx.export(module, tuple(torch.from_numpy(v) for v in inputs.values()), str(path),
                           input_names=list(inputs), output_names=output_names, opset_version=OPSET,
-                          dynamo=False)
+                          dynamic_axes=DYNAMIC_AXES.get(name), dynamo=False)
     return _with_reference(name, path, onnx.load(str(path)), inputs, output_names)
 
 

@@ -223,6 +223,21 @@ def test_partially_offloaded_model_runs(ort_page, exported):
     _assert_split_run(result, model, ["LayerNormalization", "Softmax"])
 
 
+def test_a_model_with_free_dimensions_runs_without_overrides(ort_page, exported):
+    """A transformer exported with free batch and sequence dimensions and run without
+    freeDimensionOverrides (transformers.js's default path, issue 19 item 15): ORT leaves
+    the nodes of unknown shape on its CPU EP and gives WebNN the int64 shape arithmetic,
+    whose partition outputs it reads back through an Int8Array. It used to hang there."""
+    model = exported("transformer_dynamic")
+    result = run(ort_page, model, timeoutMs=60_000)
+    assert_matches_reference(result["outputs"], model)
+    seen = placement(result["console"])
+    assert {"WebNNExecutionProvider", "CPUExecutionProvider"} <= set(seen["placed"]), seen["placed"]
+    calls = result["webnn"]
+    assert "int64" in calls["MLGraphBuilder.input"]["dataTypes"] + calls["MLContext.createTensor"]["dataTypes"]
+    assert calls["MLContext.readTensor"]["count"] >= 1
+
+
 def test_members_from_other_drafts_are_ignored(ort_page, exported):
     """ORT passes dictionary members the 2026 IDL does not define (deviceType,
     dimensions, usage); WebIDL dictionaries ignore unknown members, so they are
