@@ -1,0 +1,51 @@
+"""The browser layer itself, in every engine: values come back alike, a page's
+thrown or rejected expression raises EvaluationError, and uncaught errors,
+unhandled rejections and console messages are collected."""
+import math
+
+import pytest
+
+import browsers
+
+from . import PAGES
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    from webnn_py.serve import PolyfillServer
+
+    with PolyfillServer(root=PAGES) as server, browser.new_page() as page:
+        page.goto(f"{server.url}/layer.html")
+        yield page
+
+
+def test_values_come_back_alike_in_every_engine(page):
+    value = page.evaluate("Promise.resolve({n: 1.5, s: 'ß', list: [1, [true, null]], none: undefined,"
+                          " big: 2n ** 70n, nan: NaN, inf: -Infinity, zero: -0})")
+    assert {k: v for k, v in value.items() if k not in ("nan", "inf", "zero", "none")} == {
+        "n": 1.5, "s": "ß", "list": [1, [True, None]], "big": 2**70}
+    assert value.get("none") is None
+    assert math.isnan(value["nan"]) and value["inf"] == -math.inf
+    assert value["zero"] == 0 and math.copysign(1, value["zero"]) == -1
+    assert page.evaluate("undefined") is None
+
+
+def test_throwing_and_rejecting_expressions_raise(page):
+    with pytest.raises(browsers.EvaluationError, match="TypeError: nope"):
+        page.evaluate("Promise.reject(new TypeError('nope'))")
+    with pytest.raises(browsers.EvaluationError, match="RangeError: thrown"):
+        page.evaluate("(() => { throw new RangeError('thrown'); })()")
+
+
+def test_wait_for_times_out(page):
+    with pytest.raises(TimeoutError):
+        page.wait_for("false", timeout=0.3)
+
+
+def test_errors_and_console_messages_are_collected(page):
+    page.evaluate("emit()")
+    page.evaluate("new Promise(r => setTimeout(r, 200))")     # WebKit's collector answers with evaluate
+    assert any("layer: uncaught" in e for e in page.errors), page.errors
+    assert any("layer: unhandled rejection" in e for e in page.errors), page.errors
+    assert ("log", "layer: log 1") in [(m.level, m.text) for m in page.console]
+    assert ("error", "layer: error") in [(m.level, m.text) for m in page.console]
