@@ -416,16 +416,16 @@ class _Special:
 
 
 _DONE = object()
-_script_helpers = None
+_script_helpers: dict = {}        # name -> the JS function, made at first use
 
 
 def _script(helper: str, *args: Any) -> Any:
     """Run one of the JS helpers: its value, a JsBigInt for a BigInt, _DONE at the end
     of an iteration; what page code threw is raised as a ScriptException."""
-    global _script_helpers
-    if _script_helpers is None:
-        _script_helpers = _run_js(_SCRIPT_HELPERS_SOURCE)(_create_proxy(_Special))
-    return _from_script(getattr(_script_helpers, helper)(*args))
+    if not _script_helpers:
+        helpers = _run_js(_SCRIPT_HELPERS_SOURCE)(_create_proxy(_Special))
+        _script_helpers.update((name, getattr(helpers, name)) for name in _js.Object.keys(helpers))
+    return _from_script(_script_helpers[helper](*args))
 
 
 def _from_script(value: Any) -> Any:
@@ -442,8 +442,8 @@ def script_arguments(args: Any) -> tuple:
     """An argument list from the shim (a JS array) as a tuple, BigInts as JsBigInt.
     The browser bridge calls it on every operation's arguments."""
     if _IN_PYODIDE and isinstance(args, JsProxy):
-        args = _script_helpers.arguments(args) if _script_helpers is not None else _script("arguments", args)
-        return tuple(_from_script(v) for v in args)
+        marked = _script("arguments", args)
+        return tuple(_from_script(v) for v in marked)
     return tuple(args)
 
 
