@@ -15,6 +15,15 @@ ENGINES = ("chromium", "firefox", "webkit")
 DEFAULT_TIMEOUT = 600.0
 
 
+def unavailable_reason(find_binary) -> str | None:
+    """None when `find_binary()` finds the engine, else the RuntimeError's message."""
+    try:
+        find_binary()
+    except RuntimeError as exc:
+        return str(exc)
+    return None
+
+
 class EvaluationError(Exception):
     """The evaluated expression threw, or its promise rejected (the page's own error)."""
 

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from typing import Any, Iterator
 
-from .base import DEFAULT_TIMEOUT, Browser, ConsoleMessage, EvaluationError, Page
+from .base import DEFAULT_TIMEOUT, Browser, ConsoleMessage, EvaluationError, Page, unavailable_reason
 
 HEADLESS_FLAGS = [
     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -30,11 +30,7 @@ def chromium_path() -> str:
 
 
 def unavailable() -> str | None:
-    try:
-        chromium_path()
-    except RuntimeError as exc:
-        return str(exc)
-    return None
+    return unavailable_reason(chromium_path)
 
 
 @contextlib.contextmanager

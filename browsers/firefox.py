@@ -19,7 +19,7 @@ import threading
 from typing import Any, Iterator
 
 from . import processes
-from .base import DEFAULT_TIMEOUT, Browser, ConsoleMessage, EvaluationError, Page
+from .base import DEFAULT_TIMEOUT, Browser, ConsoleMessage, EvaluationError, Page, unavailable_reason
 from .bidi import BiDiConnection, deserialize
 
 # Preferences on top of the remote agent's own recommended automation set.
@@ -37,15 +37,13 @@ def firefox_path() -> str:
     path = os.environ.get("FIREFOX") or shutil.which("firefox-esr") or shutil.which("firefox")
     if not path:
         raise RuntimeError("no Firefox found: run ./dev setup (it installs Debian's firefox-esr) or set FIREFOX")
+    if not os.access(path, os.X_OK):
+        raise RuntimeError(f"FIREFOX={path} is not an executable")
     return path
 
 
 def unavailable() -> str | None:
-    try:
-        firefox_path()
-    except RuntimeError as exc:
-        return str(exc)
-    return None
+    return unavailable_reason(firefox_path)
 
 
 class FirefoxPage(Page):
