@@ -126,6 +126,17 @@ CASES = {
                                ops.cumsum(x, c(0, I32), reverse=True, exclusive=True)]),
     "topk-1": unary(lambda x: [*ops.topk(x, c(1, I64), 1, "max", "value").outputs(),
                                *ops.topk(x, c(1, I64), -1, "min", "none", "i64").outputs()]),
+    "topk": unary(lambda x: [*ops.topk(x, c(3, I64), -1, "max", "value").outputs(),
+                             *ops.topk(x, c(2, I64), 1, "min", "value", "i64").outputs(),
+                             *ops.topk(x, c(3, I64), 2, "max", "index").outputs(),
+                             *ops.topk(x, c(4, I32), 2, "min", "index", "i64").outputs(),
+                             *ops.topk(x, c(2, I64), 0, "max", "none").outputs()]),
+    "topk-ties": lambda: (lambda x: (model([*ops.topk(x, c(3, I64), 1, "max", "value", stable=True).outputs(),
+                                            *ops.topk(x, c(4, I64), 1, "min", "index", stable=True).outputs()],
+                                           [x]),
+                                     {"x": np.array([[1, 3, 3, 0, 1, 3], [2, 2, 2, 2, 1, 0]], F32)}))(p("x", (2, 6))),
+    "topk-int": lambda: (lambda x: (model([*ops.topk(x, c(3, I64), 1, "max", "value").outputs()], [x]),
+                                    {"x": rng.integers(-50, 50, (3, 7)).astype(I32)}))(p("x", (3, 7), I32)),
     # -- pooling --
     "max-pool-1": unary(lambda x: [ops1.max_pool(x, [2, 2], [0, 0], [0, 0], [2, 2], "floor"),
                                    ops1.max_pool(x, [2, 1], [1, 0], [1, 1], [3, 2], "ceil"),
@@ -306,7 +317,8 @@ def test_translator_matches_openvino(tmp_path, name):
 # -- what the translators refuse ---------------------------------------------------------------------
 
 REFUSED = {
-    "topk-k-2": (lambda x: ops.topk(x, c(2, I64), 1, "max", "value").output(0), "k = 2 needs sorting"),
+    "topk-k-70": (lambda x: ops.topk(ops.tile(x, c([1, 1, 20], I64)), c(70, I64), 2, "max", "value").output(0),
+                  "k = 70 needs sorting"),
     "symmetric-pad": (lambda x: ops.pad(x, c([0, 1, 0], I64), c([0, 1, 0], I64), "symmetric"),
                       "WebNN has no symmetric padding"),
     "max-pool-indices": (lambda x: ops.convert(ops8.max_pool(ops.unsqueeze(x, c(0, I64)), [1, 1], [1, 1], [0, 0],

@@ -191,29 +191,72 @@ def cumsum(t, inputs):
     return [t.b.cumulativeSum(x, axis, {"exclusive": _flag(t, "exclusive"), "reversed": _flag(t, "reverse")})]
 
 
+TOPK_LIMIT = 64       # k unrolls into k selection steps
+
+
 def topk(t, inputs):
-    """TopK-1/3/11 with k = 1: the largest (mode max) or smallest (min) element
-    along `axis` and its index (the first one among equals, as OpenVINO's
-    ordering gives); larger k needs a sort, which WebNN does not have."""
+    """TopK-1/3/11 as k selection steps (WebNN has no sort): step j takes the
+    largest (mode max) or smallest (min) remaining element along `axis` and
+    its index (argMax/argMin: the first among equals, so equal values come in
+    index order, as stable sorting gives), then masks that position with the
+    type's extreme. The results come in value order (sort "value", and "none",
+    which leaves the order to the implementation); sort "index" reorders the k
+    picks by index: each pick's rank is how many picked indices are smaller,
+    and scatterElements puts it there. k is at most TOPK_LIMIT. (A masked
+    position ties with an element equal to the extreme itself, e.g. -inf in
+    mode max, so such elements may repeat an index.)"""
     t.arity(inputs, 2)
     x = t.operand(inputs[0])
     ks = t.ints(inputs[1], "k")
     if len(ks) != 1:
         raise t.malformed(f"k holds {len(ks)} values, not 1")
-    if ks[0] != 1:
-        raise t.unsupported(f"k = {ks[0]} needs sorting, which WebNN cannot express (k = 1 is supported)")
+    k = ks[0]
     axis = t.axis(t.attr_int("axis"), len(x.shape))
+    if not 1 <= k <= x.shape[axis]:
+        raise t.unsupported(f"k = {k} is not in 1..{x.shape[axis]} (WebNN operands cannot be empty)") if k == 0 \
+            else t.malformed(f"k = {k} is not in 1..{x.shape[axis]}")
+    if k > TOPK_LIMIT:
+        raise t.unsupported(f"k = {k} needs sorting, which WebNN cannot express; at most {TOPK_LIMIT} selection "
+                            "steps are unrolled")
     mode = t.layer.data.get("mode", "max").lower()
     if mode not in ("max", "min"):
         raise t.malformed(f"mode {mode!r} is not max or min")
+    sort = t.layer.data.get("sort", "none").lower()
+    if sort not in ("value", "index", "none"):
+        raise t.malformed(f"sort {sort!r} is not value, index or none")
     index_type = {"i32": "int32", "i64": "int64"}.get(t.layer.data.get("index_element_type", "i32"))
     if index_type is None:
         raise t.malformed(f"index_element_type {t.layer.data.get('index_element_type')!r} is not i32 or i64")
     options = {"axes": [axis], "keepDimensions": True}
-    values = t.b.reduceMax(x, options) if mode == "max" else t.b.reduceMin(x, options)
-    arg = t.b.argMax if mode == "max" else t.b.argMin
-    indices = arg(x, axis, {"keepDimensions": True, "outputDataType": index_type})
-    return [values, indices]
+    reduce, arg = (t.b.reduceMax, t.b.argMax) if mode == "max" else (t.b.reduceMin, t.b.argMin)
+    dtype = np.dtype(x.dataType)
+    extreme = (-np.inf if mode == "max" else np.inf) if dtype.kind == "f" else \
+        (np.iinfo(dtype).min if mode == "max" else np.iinfo(dtype).max)
+    fill = t.operand(np.array(extreme, dtype))
+    view = [1] * len(x.shape)
+    view[axis] = x.shape[axis]
+    positions = t.operand(np.arange(x.shape[axis], dtype=np.dtype(index_type)).reshape(view))
+    values, indices, remaining = [], [], x
+    for step in range(k):
+        values.append(reduce(remaining, options))
+        indices.append(arg(remaining, axis, {"keepDimensions": True, "outputDataType": index_type}))
+        if step < k - 1:
+            remaining = t.b.where(t.b.equal(positions, indices[-1]), fill, remaining)
+    value, index = (t.b.concat(values, axis), t.b.concat(indices, axis)) if k > 1 else (values[0], indices[0])
+    if sort == "index" and k > 1:
+        rank = _ranks(t, index, axis, k)
+        value = t.b.scatterElements(value, rank, value, {"axis": axis})
+        index = t.b.scatterElements(index, rank, index, {"axis": axis})
+    return [value, index]
+
+
+def _ranks(t, index, axis: int, k: int):
+    """For each of the k picks along `axis`, how many picks have a smaller index (int32)."""
+    shape = list(index.shape)
+    mine = t.b.reshape(index, shape[:axis + 1] + [1] + shape[axis + 1:])       # [.., k, 1, ..]
+    others = t.b.reshape(index, shape[:axis] + [1, k] + shape[axis + 1:])      # [.., 1, k, ..]
+    smaller = t.b.cast(t.b.lesser(others, mine), "int32")
+    return t.b.reduceSum(smaller, {"axes": [axis + 1]})
 
 
 def grn(t, inputs):
