@@ -177,6 +177,10 @@ CASES = {
         ops.interpolate(x, c([7], I64), "linear_onnx", "sizes", coordinate_transformation_mode="pytorch_half_pixel",
                         axes=c([3], I64)),
     ], X4),
+    "interpolate-1": unary(lambda x: [
+        ops1.interpolate(x, c(size, I64), {"axes": [2, 3], "mode": mode, "align_corners": align, "antialias": False})
+        for mode in ("nearest", "linear", "cubic") for align in (False, True) for size in ([12, 10], [4, 3], [9, 7])],
+        X4),
     "interpolate-4": unary(lambda x: [
         ops10.interpolate(x, c([10, 8], I64), c([2.0, 2.0], F32), "nearest", "sizes", axes=c([2, 3], I64)),
         ops10.interpolate(x, c([1, 1, 1, 1], I64), c([1.0, 1.0, 2.0, 1.5], F32), "linear_onnx", "scales"),
@@ -329,8 +333,8 @@ REFUSED = {
     "einsum-diagonal": (lambda x: ops.einsum([ops.matmul(x, x, False, True)], "bii->bi"), "diagonal"),
     "scatter-reduction": (lambda x: ops.scatter_nd_update(x, c([[0]], I64), c(normal(1, 3, 4)), "sum"),
                           "reduction 'sum'"),
-    "interpolate-1": (lambda x: ops1.interpolate(x, c([4, 8], I64), {"axes": [1, 2], "mode": "nearest"}),
-                      "Interpolate-1 is not translated"),
+    "interpolate-1-area": (lambda x: ops1.interpolate(x, c([4, 8], I64), {"axes": [1, 2], "mode": "area"}),
+                           "mode 'area' is not supported"),
     "interpolate-antialias": (lambda x: ops.interpolate(x, c([2, 2], I64), "linear", "sizes", antialias=True,
                                                         axes=c([1, 2], I64)), "antialias"),
 }

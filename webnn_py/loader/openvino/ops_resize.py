@@ -1,4 +1,4 @@
-"""Interpolate-4 and Interpolate-11 (nearest, linear, linear_onnx, cubic).
+"""Interpolate-1, -4 and -11 (nearest, linear, linear_onnx, cubic).
 
 Every mode is separable: each output position along a resized axis reads a
 few input positions (taps) with fixed weights, all known at load time from
@@ -10,8 +10,8 @@ the sizes, the coordinate_transformation_mode and the nearest_mode. So:
   * otherwise each resized axis becomes gathers of its taps (constant indices)
     weighted by constant factors and summed: exactly the operation's formula.
 
-Interpolate-1 (whose modes predate these attributes), antialiasing and the
-Pillow modes are not translated.
+Interpolate-1 maps onto the same taps; antialiasing and the area and Pillow
+modes are not translated.
 """
 from __future__ import annotations
 
@@ -65,13 +65,13 @@ def _cubic_weights(frac: np.ndarray, a: float) -> list[np.ndarray]:
     return [far(frac + 1), near(frac), near(1 - frac), far(2 - frac)]
 
 
-def _taps(t, mode: str, in_size: int, out_size: int, scale: float) -> list[tuple[np.ndarray, np.ndarray]]:
+def _taps(t, mode: str, in_size: int, out_size: int, scale: float, coordinate_mode: str,
+          nearest_mode: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """[(input index per output position, weight per output position)] of one axis."""
-    c = _coordinates(t, t.layer.data.get("coordinate_transformation_mode", "half_pixel").lower(),
-                     out_size, in_size, scale)
+    c = _coordinates(t, coordinate_mode, out_size, in_size, scale)
     last = in_size - 1
     if mode == "nearest":
-        index = _nearest(t, t.layer.data.get("nearest_mode", "round_prefer_floor").lower(), c, scale)
+        index = _nearest(t, nearest_mode, c, scale)
         return [(np.clip(index, 0, last).astype(np.int64), np.ones(out_size))]
     if mode in ("linear", "linear_onnx"):
         c = np.clip(c, 0, last)
@@ -107,13 +107,22 @@ def _same_taps(a, b) -> bool:
 
 
 def interpolate(t, inputs):
-    if t.layer.version == "opset1":
-        raise t.unsupported("Interpolate-1 is not translated (Interpolate-4 and -11 are)")
-    version_11 = t.layer.version == "opset11" or (t.layer.version != "opset4" and len(inputs) == 2)
+    """Interpolate-1/4/11. Interpolate-1's modes are those of -4 with
+    coordinate_transformation_mode align_corners (align_corners=true) or
+    asymmetric, nearest_mode simple, linear as linear_onnx: the conversion
+    OpenVINO itself applies (its text gives no coordinate rule)."""
     data = inputs[0]
     shape = list(t.shape(data))
     rank = len(shape)
-    if version_11:
+    coordinate_mode = t.layer.data.get("coordinate_transformation_mode", "half_pixel").lower()
+    nearest_mode = t.layer.data.get("nearest_mode", "round_prefer_floor").lower()
+    if t.layer.version == "opset1":
+        t.arity(inputs, 2)
+        sizes_value, scales_value, by_sizes = inputs[1], None, True
+        axes_value = np.array(t.attr_ints("axes"), np.int64)
+        align = t.layer.data.get("align_corners", "false").strip().lower() in ("true", "1")
+        coordinate_mode, nearest_mode = ("align_corners" if align else "asymmetric"), "simple"
+    elif t.layer.version == "opset11" or (t.layer.version != "opset4" and len(inputs) == 2):
         given, axes_value = inputs[1], (inputs[2] if len(inputs) == 3 else None)
         by_sizes = t.layer.data.get("shape_calculation_mode", "sizes").lower() == "sizes"
         sizes_value, scales_value = (given, None) if by_sizes else (None, given)
@@ -162,7 +171,7 @@ def interpolate(t, inputs):
     if not resized:
         return [x]
     kind = "nearest" if mode == "nearest" else ("cubic" if mode == "cubic" else "linear")
-    taps = {a: _taps(t, kind, shape[a], out, s) for a, out, s in resized}
+    taps = {a: _taps(t, kind, shape[a], out, s, coordinate_mode, nearest_mode) for a, out, s in resized}
     if rank == 4 and len(resized) <= 2 and kind != "cubic":
         pair = [a for a, _, _ in resized]
         if len(pair) == 1:
