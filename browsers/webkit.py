@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import subprocess
-import sysconfig
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -63,8 +62,11 @@ def _untag(obj: dict) -> Any:
 
 
 def minibrowser_path() -> Path:
-    multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
-    return Path(os.environ.get("WEBKIT_MINIBROWSER", f"/usr/lib/{multiarch}/webkit2gtk-4.1/MiniBrowser"))
+    """WEBKIT_MINIBROWSER, or the MiniBrowser in libwebkit2gtk-4.1's libexec folder."""
+    if os.environ.get("WEBKIT_MINIBROWSER"):
+        return Path(os.environ["WEBKIT_MINIBROWSER"])
+    found = sorted(Path("/usr/lib").glob("*/webkit2gtk-4.1/MiniBrowser"))
+    return found[0] if found else Path("/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser")
 
 
 def unavailable() -> str | None:
