@@ -206,3 +206,33 @@ def test_state_inside_a_while_body_is_refused():
         await MLModelLoader(await ml.createContext()).load(w.finish())
     with pytest.raises(NotSupportedError, match="READ_VARIABLE.*inside a WHILE or IF subgraph"):
         asyncio.run(go())
+
+
+def test_two_variables_assigned_one_value_and_the_output_itself():
+    """ASSIGN_VARIABLE of the same operand to two variables, which is also the
+    model's output: three graph outputs of one value (build() needs each its own)."""
+    w = ModelWriter()
+    g, init = w.subgraph(), w.subgraph()
+
+    def handle(graph, name):
+        h = graph.tensor([], I32)
+        graph.graph.tensors[h].type = 13            # RESOURCE
+        graph.op("VAR_HANDLE", [], [h], options("VarHandleOptions", sharedName=name))
+        return h
+
+    init.op("ASSIGN_VARIABLE", [handle(init, "a"), init.const(np.array([0.5, -0.5], F32))], [])
+    init.io([], [])
+    g.op("CALL_ONCE", [], [], options("CallOnceOptions", initSubgraphIndex=init.index))
+    x = g.tensor([2], F32, name="x")
+    handles = [handle(g, name) for name in ("a", "b")]
+    previous = g.tensor([2], F32)
+    g.op("READ_VARIABLE", [handles[0]], [previous])
+    y = g.tensor([2], F32, name="y")
+    g.op("ADD", [x, previous], [y], options("AddOptions"))
+    for h in handles:
+        g.op("ASSIGN_VARIABLE", [h, y], [])
+    g.io([x], [y])
+    model = w.finish()
+    inputs = frames(4, shape=(2,))
+    for a, b in zip(webnn_stream(model, inputs), litert_stream(model, inputs)):
+        np.testing.assert_allclose(a["y"], b["y"], rtol=1e-6)

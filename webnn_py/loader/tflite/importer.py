@@ -342,11 +342,9 @@ class Importer:
             outputs.append(IOInfo(name, t, graph_name, operand.dataType, tuple(operand.shape)))
         if not self.session.states:
             return inputs, outputs, graph_outputs, None
-        state_outputs, reads, writes = state.outputs(self, self.state, self.session.states)
-        taken = {id(o._value) for o in graph_outputs.values()}
-        for name, operand in state_outputs.items():
-            # build() needs each output to be an operand of its own.
-            graph_outputs[name] = self.b.identity(operand) if id(operand._value) in taken else operand
+        state_outputs, reads, writes = state.outputs(self, self.state, self.session.states,
+                                                     taken={id(o._value) for o in graph_outputs.values()})
+        graph_outputs.update(state_outputs)
         plan = state.StatePlan(self.session.states, reads, writes)
         if self.session.init is not None:
             plan.init_graph, plan.init_reads, plan.init_writes = self.session.init

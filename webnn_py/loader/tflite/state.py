@@ -126,10 +126,13 @@ def write(ctx, key, var: StateVar, operand) -> None:
     scope.values[key] = operand
 
 
-def outputs(ctx, scope: StateScope, variables: dict) -> tuple[dict, dict, dict]:
+def outputs(ctx, scope: StateScope, variables: dict, taken: set | None = None) -> tuple[dict, dict, dict]:
     """Graph outputs for the variables this graph wrote: ({output name: operand},
-    {key: input name}, {key: output name})."""
+    {key: input name}, {key: output name}). build() needs each output to be an
+    operand of its own: one already an output (its id in `taken`), an input or a
+    constant goes through identity()."""
     graph_outputs, writes = {}, {}
+    taken = set() if taken is None else set(taken)
     for key in scope.written:
         var = variables[key]
         operand = scope.values[key]
@@ -137,8 +140,9 @@ def outputs(ctx, scope: StateScope, variables: dict) -> tuple[dict, dict, dict]:
             operand = ctx.quantize(operand, var.tensor)
         elif operand.dataType != var.data_type:
             operand = scope.builder.cast(operand, var.data_type)
-        if operand._value.is_input or operand._value.is_constant:
+        if operand._value.is_input or operand._value.is_constant or id(operand._value) in taken:
             operand = scope.builder.identity(operand)
+        taken.add(id(operand._value))
         graph_outputs[output_name(var)] = operand
         writes[key] = output_name(var)
     reads = {key: input_name(variables[key]) for key in scope.reads}
