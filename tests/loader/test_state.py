@@ -236,3 +236,18 @@ def test_two_variables_assigned_one_value_and_the_output_itself():
     inputs = frames(4, shape=(2,))
     for a, b in zip(webnn_stream(model, inputs), litert_stream(model, inputs)):
         np.testing.assert_allclose(a["y"], b["y"], rtol=1e-6)
+
+
+def test_reset_state_of_a_model_without_state_changes_nothing():
+    w = ModelWriter()
+    g = w.subgraph()
+    x, y = g.tensor([3], F32, name="x"), g.tensor([3], F32, name="y")
+    g.op("TANH", [x], [y])
+    g.io([x], [y])
+    value = np.array([-1.0, 0.0, 2.0], F32)
+
+    async def go():
+        loaded = await MLModelLoader(await ml.createContext()).load(w.finish())
+        assert loaded.resetState() is None
+        return await compute_arrays(loaded, {"x": value})
+    np.testing.assert_allclose(asyncio.run(go())["y"], np.tanh(value), rtol=1e-6)

@@ -142,12 +142,13 @@ def mirror_pad(ctx):
     ctx.set_output(0, out if out is not x else b.identity(x))
 
 
-def _block_shape(ctx, x, what: str):
+def _block_shape(ctx, x):
+    """block_shape (input 1) and the [M, 2] paddings or crops (input 2), constants."""
     block = _ints(ctx.required_const(1, "block_shape"))
     m = len(block)
     if m < 1 or len(x.shape) < m + 1 or min(block) < 1:
         raise ctx.fail(f"block_shape {block} does not fit an input of shape {list(x.shape)}")
-    return block, _paddings(ctx, 2, m).tolist() if m else []
+    return block, _paddings(ctx, 2, m).tolist()
 
 
 def space_to_batch_nd(ctx):
@@ -155,7 +156,7 @@ def space_to_batch_nd(ctx):
     factors in front of the batch: [prod(block) * N, padded / block ..., rest]."""
     x = ctx.input(0)
     b = ctx.b
-    block, pads = _block_shape(ctx, x, "paddings")
+    block, pads = _block_shape(ctx, x)
     shape = list(x.shape)
     m, rest = len(block), shape[len(block) + 1:]
     if any(pads):
@@ -178,7 +179,7 @@ def batch_to_space_nd(ctx):
     """The inverse: [prod(block) * N, s ..., rest] -> [N, s * block ..., rest], then crop."""
     x = ctx.input(0)
     b = ctx.b
-    block, crops = _block_shape(ctx, x, "crops")
+    block, crops = _block_shape(ctx, x)
     shape = list(x.shape)
     m, rest = len(block), shape[len(block) + 1:]
     blocks = int(np.prod(block))
