@@ -22,7 +22,6 @@ from tests.ops import wpt_budgets as budget
 from tests.portable.expect import ulp_distance
 from tests.portable.graph import descriptor
 
-RNG = np.random.default_rng(20261125)
 
 
 # -- running a graph ---------------------------------------------------------------------------
@@ -123,13 +122,13 @@ def conv2d64(x, w, bias=None, padding=(0, 0, 0, 0), strides=(1, 1), groups=1):
     return out
 
 
-def positive(shape, high=1.0):
+def positive(rng, shape, high=1.0):
     """WPT's conv/gemm data are positive (no cancellation, so ULP budgets are meaningful)."""
-    return RNG.uniform(0.0, high, shape).astype(np.float32)
+    return rng.uniform(0.0, high, shape).astype(np.float32)
 
 
-def signed(shape, low=-10.0, high=10.0):
-    return RNG.uniform(low, high, shape).astype(np.float32)
+def signed(rng, shape, low=-10.0, high=10.0):
+    return rng.uniform(low, high, shape).astype(np.float32)
 
 
 def _nhwc(a):
@@ -160,9 +159,10 @@ async def test_batch_normalization_with_scale_bias_then_activations():
     """Normalised values within +-3 or so, like the subgraph tests': beyond, gelu's tail
     (relative slope ~x^2) turns batchNormalization's own rounding into more ULP than the
     two budgets' sum, in any implementation that rounds between the two operators."""
-    x = signed((2, 3, 4, 5), -3, 3)
-    mean, variance = signed((3,), -0.5, 0.5), positive((3,), 1.0) + 1.0
-    scale, bias = positive((3,), 0.7) + 0.5, signed((3,), -0.3, 0.3)
+    rng = np.random.default_rng(1)
+    x = signed(rng, (2, 3, 4, 5), -3, 3)
+    mean, variance = signed(rng, (3,), -0.5, 0.5), positive(rng, (3,), 1.0) + 1.0
+    scale, bias = positive(rng, (3,), 0.7) + 0.5, signed(rng, (3,), -0.3, 0.3)
     for act in ("gelu", "relu", "sigmoid", "hardSwish"):
         got, steps = await run(lambda b, o: getattr(b, act)(b.batchNormalization(
             o["x"], o["m"], o["v"], {"scale": o["s"], "bias": o["b"], "epsilon": 1e-3})),
@@ -179,8 +179,9 @@ async def test_batch_normalization_with_scale_bias_then_activations():
 async def test_gelu_kernel_over_wpt_ranges_and_its_short_path():
     """The C kernel's short path covers groups of four within |x| <= 2 sqrt 2; the rest
     (and leftovers of a row not a multiple of four) take exp/erfc: sample both, densely."""
+    rng = np.random.default_rng(2)
     x = np.concatenate([np.linspace(-10, 10, 1001), np.linspace(-2 * math.sqrt(2), 2 * math.sqrt(2), 1002),
-                        signed((997,)), [0.0, -0.0, 1e-30, -1e-30, 5e-8, -5e-8, 2.8284271, -2.8284272]])
+                        signed(rng, (997,)), [0.0, -0.0, 1e-30, -1e-30, 5e-8, -5e-8, 2.8284271, -2.8284272]])
     x = x.astype(np.float32)
     got, steps = await run(lambda b, o: b.gelu(o["x"]), {"x": x})
     assert steps == ["gelu"], steps
@@ -188,7 +189,8 @@ async def test_gelu_kernel_over_wpt_ranges_and_its_short_path():
 
 
 async def test_matmul_add_gelu_epilogue():
-    a, w, c = positive((2, 5, 12)), signed((12, 7), -0.5, 0.5), signed((7,), -1, 1)
+    rng = np.random.default_rng(3)
+    a, w, c = positive(rng, (2, 5, 12)), signed(rng, (12, 7), -0.5, 0.5), signed(rng, (7,), -1, 1)
     got, steps = await run(lambda b, o: b.gelu(b.add(b.matmul(o["a"], o["w"]), o["c"])), {"a": a}, {"w": w, "c": c})
     assert steps == ["matmul+add+gelu"], steps
     z = np.asarray(a, np.float64) @ np.asarray(w, np.float64) + c
@@ -204,15 +206,17 @@ async def test_matmul_add_gelu_epilogue():
 # -- softmax ------------------------------------------------------------------------------------
 
 async def test_softmax_kernel_and_numpy_axes():
+    rng = np.random.default_rng(4)
     for shape, axis in [((4, 33), 1), ((2, 3, 19), 2), ((5, 6), 0), ((3, 7, 2), 1), ((1, 1000), 1)]:
-        x = signed(shape, -50, 50)
+        x = signed(rng, shape, -50, 50)
         got, steps = await run(lambda b, o: b.softmax(o["x"], axis), {"x": x})
         assert steps == ["softmax"], steps
         within(got, softmax64(x, axis), budget.softmax(shape[axis]), f"softmax {shape} axis {axis}")
 
 
 async def test_softmax_spelled_out_is_recognised_and_within_softmax_budget():
-    x = signed((3, 10), -20, 20)
+    rng = np.random.default_rng(5)
+    x = signed(rng, (3, 10), -20, 20)
 
     def make(b, o):
         m = b.reduceMax(o["x"], {"axes": [1], "keepDimensions": True})
@@ -226,10 +230,11 @@ async def test_softmax_spelled_out_is_recognised_and_within_softmax_budget():
 # -- layerNormalization -------------------------------------------------------------------------
 
 async def test_layer_normalization_kernel():
+    rng = np.random.default_rng(6)
     for shape, axes in [((2, 3, 17), [2]), ((4, 64), [1]), ((2, 5, 6), [1, 2]), ((3, 9), [0, 1])]:
-        x = signed(shape, -100, 100)
+        x = signed(rng, shape, -100, 100)
         normalized = tuple(shape[a] for a in axes)
-        scale, bias = signed(normalized, -2, 2), signed(normalized, -1, 1)
+        scale, bias = signed(rng, normalized, -2, 2), signed(rng, normalized, -1, 1)
         got, steps = await run(lambda b, o: b.layerNormalization(o["x"], {"axes": axes, "scale": o["s"],
                                                                           "bias": o["b"]}),
                                {"x": x}, {"s": scale, "b": bias})
@@ -243,7 +248,8 @@ async def test_layer_normalization_kernel():
 
 
 async def test_layer_normalization_spelled_out_is_recognised():
-    x = signed((2, 4, 16), -30, 30)
+    rng = np.random.default_rng(7)
+    x = signed(rng, (2, 4, 16), -30, 30)
 
     def make(b, o):
         mean = b.reduceMean(o["x"], {"axes": [2], "keepDimensions": True})
@@ -258,7 +264,8 @@ async def test_layer_normalization_spelled_out_is_recognised():
 # -- GEMM epilogues -----------------------------------------------------------------------------
 
 async def test_gemm_alpha_beta_c_and_activation_epilogues():
-    a, w, c = positive((3, 10)), positive((10, 6)), positive((6,))
+    rng = np.random.default_rng(8)
+    a, w, c = positive(rng, (3, 10)), positive(rng, (10, 6)), positive(rng, (6,))
     reference = 2.0 * (np.asarray(a, np.float64) @ w) + 0.5 * np.asarray(c, np.float64)
     got, steps = await run(lambda b, o: b.gemm(o["a"], o["w"], {"c": o["c"], "alpha": 2.0, "beta": 0.5}),
                            {"a": a}, {"w": w, "c": c})
@@ -275,7 +282,8 @@ async def test_gemm_alpha_beta_c_and_activation_epilogues():
 
 
 async def test_matmul_bias_relu_epilogue():
-    a, w, bias = positive((4, 24)), positive((24, 9)), positive((9,))
+    rng = np.random.default_rng(9)
+    a, w, bias = positive(rng, (4, 24)), positive(rng, (24, 9)), positive(rng, (9,))
     got, steps = await run(lambda b, o: b.relu(b.add(b.matmul(o["a"], o["w"]), o["c"])), {"a": a}, {"w": w, "c": bias})
     assert steps == ["matmul+add+relu"], steps
     within(got, np.asarray(a, np.float64) @ w + bias, budget.matmul(24) + budget.fixed("relu"), "matmul+add+relu")
@@ -285,7 +293,8 @@ async def test_matmul_bias_relu_epilogue():
 
 async def test_subgraph_conv2d_default_then_relu():
     """The shape of WPT's "conv2d default + relu": [1, 1, 5, 5] input, [1, 1, 3, 3] filter."""
-    x, w = positive((1, 1, 5, 5)), positive((1, 1, 3, 3), 0.6)
+    rng = np.random.default_rng(10)
+    x, w = positive(rng, (1, 1, 5, 5)), positive(rng, (1, 1, 3, 3), 0.6)
     got, steps = await run(lambda b, o: b.relu(b.conv2d(o["x"], o["w"])), {"x": x, "w": w})
     assert steps == ["conv2d+relu"], steps
     within(got, np.maximum(conv2d64(x, w), 0), budget.conv2d(3, 3, 1), "conv2d+relu")
@@ -294,21 +303,22 @@ async def test_subgraph_conv2d_default_then_relu():
 async def test_conv2d_paths_with_activation_epilogues():
     """The im2col GEMM (NCHW and NHWC), the 1x1 pointwise GEMM and the depthwise C kernel,
     each with its activation fused."""
-    x = positive((1, 6, 9, 9))
+    rng = np.random.default_rng(11)
+    x = positive(rng, (1, 6, 9, 9))
     cases = [
         # (name, filter OIHW, options, activation, expected step)
-        ("im2col nchw bias relu6", positive((8, 6, 3, 3), 0.5), {"padding": [1, 1, 1, 1]},
+        ("im2col nchw bias relu6", positive(rng, (8, 6, 3, 3), 0.5), {"padding": [1, 1, 1, 1]},
          ("clamp", {"minValue": 0.0, "maxValue": 6.0}), "conv2d+clamp"),
-        ("im2col strided", positive((4, 6, 3, 3), 0.5), {"strides": [2, 2]}, ("relu", {}), "conv2d+relu"),
-        ("pointwise", positive((5, 6, 1, 1), 0.5), {}, ("sigmoid", {}), "conv2d+sigmoid"),
-        ("grouped", positive((4, 3, 3, 3), 0.5), {"groups": 2, "padding": [1, 1, 1, 1]}, ("relu", {}), "conv2d+relu"),
-        ("depthwise", positive((6, 1, 3, 3), 0.5), {"groups": 6, "padding": [1, 1, 1, 1]},
+        ("im2col strided", positive(rng, (4, 6, 3, 3), 0.5), {"strides": [2, 2]}, ("relu", {}), "conv2d+relu"),
+        ("pointwise", positive(rng, (5, 6, 1, 1), 0.5), {}, ("sigmoid", {}), "conv2d+sigmoid"),
+        ("grouped", positive(rng, (4, 3, 3, 3), 0.5), {"groups": 2, "padding": [1, 1, 1, 1]}, ("relu", {}), "conv2d+relu"),
+        ("depthwise", positive(rng, (6, 1, 3, 3), 0.5), {"groups": 6, "padding": [1, 1, 1, 1]},
          ("clamp", {"minValue": 0.0, "maxValue": 1.5}), "conv2d+clamp"),
     ]
     activations = {"clamp": lambda t, o: np.clip(t, o["minValue"], o["maxValue"]), "relu": lambda t, o: np.maximum(t, 0),
                    "sigmoid": lambda t, o: 1 / (1 + np.exp(-t))}
     for name, w, options, (act, act_options), step in cases:
-        bias = positive((w.shape[0],))
+        bias = positive(rng, (w.shape[0],))
         groups = options.get("groups", 1)
         z = conv2d64(x, w, bias, options.get("padding", (0, 0, 0, 0)), options.get("strides", (1, 1)), groups)
         ulp = budget.conv2d(w.shape[2], w.shape[3], 6, groups) + budget.fixed(act)
@@ -327,7 +337,8 @@ async def test_conv2d_paths_with_activation_epilogues():
 
 
 async def test_conv2d_residual_add_relu_epilogue():
-    x, w, bias, residual = positive((1, 8, 7, 7)), positive((8, 8, 1, 1), 0.5), positive((8,)), positive((1, 7, 7, 8))
+    rng = np.random.default_rng(12)
+    x, w, bias, residual = positive(rng, (1, 8, 7, 7)), positive(rng, (8, 8, 1, 1), 0.5), positive(rng, (8,)), positive(rng, (1, 7, 7, 8))
     got, steps = await run(lambda b, o: b.relu(b.add(b.conv2d(o["x"], o["w"], {
         "bias": o["b"], "inputLayout": "nhwc", "filterLayout": "ohwi"}), o["r"])),
         {"x": _nhwc(x), "r": residual}, {"w": _nhwc(w), "b": bias})
