@@ -188,6 +188,24 @@ def _quiet_disconnects(httpd) -> None:
     httpd.handle_error = handle_error
 
 
+def alternate(sides: dict, measure: float, min_runs: int) -> dict[str, list[float]]:
+    """Time the sides ({name: (page, kind)}: the page's timeRuns(kind, n)) in alternation, a few
+    runs each per turn in an order rotated every turn, until `measure` s have passed and each
+    has `min_runs` samples; {name: [ms, ...]}."""
+    times = {side: [] for side in sides}
+    start, turn = time.perf_counter(), 0
+    while time.perf_counter() - start < measure or min(len(t) for t in times.values()) < min_runs:
+        for side in turn_order(list(sides), turn):
+            page, kind = sides[side]
+            # ORT-web's thread pool spins on for a while after its runs; on a 2-core
+            # machine that slowed the next side's first runs by up to 60%. A pause
+            # and one untimed run let the switch from the other side settle.
+            time.sleep(SETTLE_S)
+            times[side] += page.evaluate("([k, n]) => timeRuns(k, n)", [kind, RUNS_PER_TURN + 1])[1:]
+        turn += 1
+    return times
+
+
 def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float, measure: float,
                   min_runs: int, profile: str | None, profile_runs: int, quick: bool = False,
                   time_slice: float | None = None, post_task: str | None = None) -> dict:
@@ -238,17 +256,7 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
             diffs = {side: compare(s["output"], prepared[key].reference) for side, s in setups.items()}
             warm = {side: page.evaluate("([k, ms]) => warmUp(k, ms)", [kind, warmup * 1000])
                     for side, (page, kind) in sides.items()}
-            times = {side: [] for side in sides}
-            start, turn = time.perf_counter(), 0
-            while time.perf_counter() - start < measure or min(len(t) for t in times.values()) < min_runs:
-                for side in turn_order(list(sides), turn):
-                    page, kind = sides[side]
-                    # ORT-web's thread pool spins on for a while after its runs; on a 2-core
-                    # machine that slowed the next side's first runs by up to 60%. A pause
-                    # and one untimed run let the switch from the other side settle.
-                    time.sleep(SETTLE_S)
-                    times[side] += page.evaluate("([k, n]) => timeRuns(k, n)", [kind, RUNS_PER_TURN + 1])[1:]
-                turn += 1
+            times = alternate(sides, measure, min_runs)
             for page in (webnn_page, ort2_page):
                 page.evaluate("release()")
             out["models"][key] = {"times": times, "warm": warm, "diffs": diffs, "build_ms": info["buildMs"],
@@ -294,6 +302,18 @@ def print_profile(title, profile, dispatch_ms=None):
         print(f"(writeTensor → dispatch → readTensor median: {dispatch_ms:.2f} ms)")
 
 
+def prepare_browser_runtime(parser, ort_module: str, rebuild: bool) -> None:
+    """The browser side's prerequisites (ORT-web's `ort_module`, build/pyodide), and the wheel
+    rebuilt from the current sources unless `rebuild` is false (a hash check when unchanged)."""
+    if not (ORT_DIST / ort_module).is_file():
+        parser.error("node_modules/onnxruntime-web is missing: run ./dev setup")
+    if not (RUNTIME / "pyodide.asm.wasm").is_file():
+        parser.error("build/pyodide is missing: run ./dev setup")
+    if rebuild:
+        subprocess.run([sys.executable, str(REPO / "tools" / "setup_runtime.py")], check=True,
+                       stdout=subprocess.DEVNULL)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
@@ -325,14 +345,7 @@ def main(argv=None) -> int:
     if warmup < 5 and not args.quick:
         parser.error("--warmup must be at least 5 s (V8 tiers wasm up gradually), or use --quick")
     if not args.skip_browser:
-        if not (ORT_DIST / "ort.wasm.min.mjs").is_file():
-            parser.error("node_modules/onnxruntime-web is missing: run ./dev setup")
-        if not (RUNTIME / "pyodide.asm.wasm").is_file():
-            parser.error("build/pyodide is missing: run ./dev setup")
-        if not args.no_setup:
-            # The page must run the current sources: rebuild the wheel if they changed (a hash check otherwise).
-            subprocess.run([sys.executable, str(REPO / "tools" / "setup_runtime.py")], check=True,
-                           stdout=subprocess.DEVNULL)
+        prepare_browser_runtime(parser, "ort.wasm.min.mjs", rebuild=not args.no_setup)
 
     ok = True
     load_before = os.getloadavg()[0]

@@ -33,17 +33,12 @@ import asyncio
 import json
 import math
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")     # numpy's BLAS on one thread, like onnxruntime's intra_op_num_threads=1
-
-import numpy as np  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -52,8 +47,8 @@ for _path in (str(REPO), str(BENCH)):
         sys.path.insert(0, _path)
 
 from onnx_webnn import emit_onnx  # noqa: E402
-from webnn_bench import (COI_HEADERS, ORT_DIST, RUNS_PER_TURN, RUNTIME, SETTLE_S, _quiet_disconnects,  # noqa: E402
-                         compare, host_bench, median_ms, print_table, turn_order)
+from webnn_bench import (COI_HEADERS, ORT_DIST, _quiet_disconnects, alternate, compare, host_bench,  # noqa: E402
+                         median_ms, prepare_browser_runtime, print_table)
 from zoo_models import ZOO, export_zoo  # noqa: E402
 
 TOLERANCE = 1e-3          # rtol = atol, as tests/ort: ORT-web's kernels differ from ORT native's in the last bits
@@ -115,14 +110,7 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, me
             on_webnn = placed_on_webnn(setups["webnn-py"]["log"])
             warmed = {side: pages[page].evaluate("([k, o]) => warmUp(k, o)", [kind, warm])
                       for side, (page, kind) in SIDES.items()}
-            times = {side: [] for side in SIDES}
-            start, turn = time.perf_counter(), 0
-            while time.perf_counter() - start < measure or min(len(t) for t in times.values()) < min_runs:
-                for side in turn_order(list(SIDES), turn):
-                    page, kind = SIDES[side]
-                    time.sleep(SETTLE_S)      # see webnn_bench.py: ORT's 2-thread pool spins on after its runs
-                    times[side] += pages[page].evaluate("([k, n]) => timeRuns(k, n)", [kind, RUNS_PER_TURN + 1])[1:]
-                turn += 1
+            times = alternate({side: (pages[page], kind) for side, (page, kind) in SIDES.items()}, measure, min_runs)
             for page in pages:
                 page.evaluate("release()")
             if errors:
@@ -194,13 +182,7 @@ def main(argv=None) -> int:
     warm = {"minMs": min_warm * 1000, "maxMs": max_warm * 1000, "windowMs": 100 if args.quick else 1000,
             "drop": DROP}
     if not args.skip_browser:
-        if not (ORT_DIST / "ort.all.min.mjs").is_file():
-            parser.error("node_modules/onnxruntime-web is missing: run ./dev setup")
-        if not (RUNTIME / "pyodide.asm.wasm").is_file():
-            parser.error("build/pyodide is missing: run ./dev setup")
-        if not args.no_setup:
-            subprocess.run([sys.executable, str(REPO / "tools" / "setup_runtime.py")], check=True,
-                           stdout=subprocess.DEVNULL)
+        prepare_browser_runtime(parser, "ort.all.min.mjs", rebuild=not args.no_setup)
 
     load = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory(prefix="webnn-zoo-") as tmp:

@@ -7,34 +7,22 @@ on one random batch (train mode with a cumulative average, one forward pass, so
 mean and variance are that batch's), then the module is put in eval mode, which
 the exporter folds into the convolutions as deployed graphs have it.
 
-`export_zoo(name, directory)` writes NAME.onnx and returns a ZooModel with the
-sample inputs and onnxruntime CPU's outputs for them (the reference every side
-is checked against).
+`export_zoo(name, directory)` writes NAME.onnx and returns an ExportedModel (as
+tests/ort's) with the sample inputs and onnxruntime CPU's outputs for them (the
+reference every side is checked against).
 """
 from __future__ import annotations
 
 import collections
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from tests.ort.models import ExportedModel
+
 OPSET = 17
 SEED = 0
-
-
-@dataclass
-class ZooModel:
-    name: str
-    path: Path
-    inputs: dict[str, np.ndarray]
-    reference: dict[str, np.ndarray]
-    op_types: collections.Counter = field(default_factory=collections.Counter)
-
-    @property
-    def node_count(self) -> int:
-        return sum(self.op_types.values())
 
 
 def _make_divisible(value: float, divisor: int = 8) -> int:
@@ -356,7 +344,7 @@ def _reset_before(model, path: Path) -> None:
     onnx.save(model, str(path))
 
 
-def export_zoo(name: str, directory: Path, seed: int = SEED) -> ZooModel:
+def export_zoo(name: str, directory: Path, seed: int = SEED) -> ExportedModel:
     """Export zoo model `name` to directory/NAME.onnx (TorchScript exporter: fixed shapes, plain
     ONNX operators, LSTM/GRU one node each) and run onnxruntime CPU on its sample inputs."""
     import warnings
@@ -386,4 +374,4 @@ def export_zoo(name: str, directory: Path, seed: int = SEED) -> ZooModel:
     session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     reference = dict(zip(output_names, session.run(output_names, inputs)))
     ops = collections.Counter(node.op_type for node in model.graph.node if node.op_type != "Constant")
-    return ZooModel(name, path, inputs, reference, ops)
+    return ExportedModel(name, path, inputs, reference, ops, sum(ops.values()))

@@ -56,7 +56,10 @@ INLINE float clamp1(float x, float lo, float hi) {
  * bit pattern; w >= 87 gives 0 (e^-87 = 1.6e-38, the bottom of the normal range), NaN
  * stays NaN. Sigmoid is then within 3 float32 ULP of the exact value (the tests check it
  * against float64), where numpy's float32 1 / (exp(-x) + 1) differs by up to ~2. */
-INLINE v4 exp_neg4(v4 w) {
+/* -w = r - k ln 2 (k rounded to nearest, |r| <= ln2 / 2) for w >= 0, with 2^-k as `scale`
+ * and whether w < 87 (false for NaN; w is taken as 0 otherwise). */
+typedef struct { v4 r, scale; v4i in_range; } reduced4;
+INLINE reduced4 reduce_exp4(v4 w) {
     const v4 shifter = splat(12582912.0f);              /* 1.5 * 2^23: round to nearest */
     v4i in_range = w < splat(87.0f);
     v4 wc = (v4)((v4i)w & in_range);
@@ -65,14 +68,25 @@ INLINE v4 exp_neg4(v4 w) {
     v4i k = (v4i)t - (v4i)shifter;
     /* ln 2 = 0.693145751953125 (9 trailing zero bits: kf * it is exact) + 1.42860677e-6 */
     v4 r = (kf * splat(0.693145751953125f) - wc) + kf * splat(1.428606765330187e-6f);
-    v4 p = splat(1.0f / 5040.0f);
-    p = p * r + splat(1.0f / 720.0f); p = p * r + splat(1.0f / 120.0f);
-    p = p * r + splat(1.0f / 24.0f);  p = p * r + splat(1.0f / 6.0f);
-    p = p * r + splat(0.5f);          p = p * r + splat(1.0f);
-    p = p * r + splat(1.0f);
-    v4 e = p * (v4)(((v4i){127, 127, 127, 127} - k) << 23);
-    v4i is_nan = w != w;
-    return (v4)(((v4i)e & in_range) | ((v4i)w & is_nan));
+    return (reduced4){r, (v4)(((v4i){127, 127, 127, 127} - k) << 23), in_range};
+}
+
+/* e^r - 1 = r + r^2/2 + ... + r^7/5040 for |r| <= ln2 / 2. */
+INLINE v4 expm1_poly4(v4 r) {
+    v4 q = splat(1.0f / 5040.0f);
+    q = q * r + splat(1.0f / 720.0f); q = q * r + splat(1.0f / 120.0f);
+    q = q * r + splat(1.0f / 24.0f);  q = q * r + splat(1.0f / 6.0f);
+    q = q * r + splat(0.5f);          q = q * r + splat(1.0f);
+    return q * r;
+}
+
+/* mask ? a : b, lane by lane. */
+INLINE v4 select4(v4i mask, v4 a, v4 b) { return (v4)(((v4i)a & mask) | ((v4i)b & ~mask)); }
+
+INLINE v4 exp_neg4(v4 w) {
+    reduced4 e = reduce_exp4(w);
+    v4 value = (expm1_poly4(e.r) + splat(1.0f)) * e.scale;
+    return select4(e.in_range, value, select4(w != w, w, splat(0.0f)));   /* NaN stays, else +0 */
 }
 
 INLINE v4 sigmoid4(v4 x) {
@@ -612,25 +626,12 @@ EXPORT void layernorm_rows_f32(const float *x, float *out, int rows, int n,
  * Gate offsets are given in units of hidden (the `layout` option's order).
  */
 /* e^-w - 1 for w >= 0 (or NaN), float32 four lanes, without exp_neg4's cancellation near
- * w = 0: -w = r - k ln 2 as there, e^r - 1 = q(r) = r + r^2/2 + ... + r^7/5040, and
- * e^-w - 1 = 2^-k q + (2^-k - 1) (exact terms for k <= 24); w >= 87 gives -1. */
+ * w = 0: with q = e^r - 1, e^-w - 1 = 2^-k q + (2^-k - 1) (exact terms for k <= 24);
+ * w >= 87 gives -1. */
 INLINE v4 expm1_neg4(v4 w) {
-    const v4 shifter = splat(12582912.0f);
-    v4i in_range = w < splat(87.0f);
-    v4 wc = (v4)((v4i)w & in_range);
-    v4 t = wc * splat(1.44269504088896341f) + shifter;
-    v4 kf = t - shifter;
-    v4i k = (v4i)t - (v4i)shifter;
-    v4 r = (kf * splat(0.693145751953125f) - wc) + kf * splat(1.428606765330187e-6f);
-    v4 q = splat(1.0f / 5040.0f);
-    q = q * r + splat(1.0f / 720.0f); q = q * r + splat(1.0f / 120.0f);
-    q = q * r + splat(1.0f / 24.0f);  q = q * r + splat(1.0f / 6.0f);
-    q = q * r + splat(0.5f);          q = q * r + splat(1.0f);
-    q = q * r;
-    v4 scale = (v4)(((v4i){127, 127, 127, 127} - k) << 23);
-    v4 e = scale * q + (scale - splat(1.0f));
-    v4i is_nan = w != w;
-    return (v4)(((v4i)e & in_range) | ((v4i)splat(-1.0f) & ~in_range & ~is_nan) | ((v4i)w & is_nan));
+    reduced4 e = reduce_exp4(w);
+    v4 value = e.scale * expm1_poly4(e.r) + (e.scale - splat(1.0f));
+    return select4(e.in_range, value, select4(w != w, w, splat(-1.0f)));   /* NaN stays, else -1 */
 }
 
 /* tanh x = sign(x) (-m / (2 + m)), m = e^-2|x| - 1 (no cancellation for small |x|): within
@@ -784,44 +785,34 @@ INLINE v4 max4(v4 m, v4 a) {
     return (v4)(((v4i)a & take) | ((v4i)m & ~take));
 }
 
+/* The window's maximum at input corner (y0, x0) for channels c.. c+3 (`wide`) or c alone
+ * (in lane 0). */
+INLINE v4 window_max4(const float *xb, int h, int w, int ch, int c, int y0, int x0, int kh, int kw, int dh, int dw,
+                      int wide) {
+    v4 m = splat(-__builtin_inff());
+    for (int i = 0; i < kh; i++) {
+        int y = y0 + i * dh;
+        if (y < 0 || y >= h) continue;
+        for (int j = 0; j < kw; j++) {
+            int xx = x0 + j * dw;
+            if (xx < 0 || xx >= w) continue;
+            const float *p = xb + ((long)y * w + xx) * ch + c;
+            m = max4(m, wide ? load4(p) : splat(*p));
+        }
+    }
+    return m;
+}
+
 EXPORT void maxpool_nhwc(int batches, int h, int w, int ch, const float *x, float *out, int oh, int ow,
                          int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pl) {
-    const float lowest = -__builtin_inff();
     for (int nb = 0; nb < batches; nb++) {
         const float *xb = x + (long)nb * h * w * ch;
         for (int oy = 0; oy < oh; oy++) {
-            int y0 = oy * sh - pt;
             for (int ox = 0; ox < ow; ox++) {
-                int x0 = ox * sw - pl;
                 float *o = out + (((long)nb * oh + oy) * ow + ox) * ch;
-                int c = 0;
-                for (; c + 4 <= ch; c += 4) {
-                    v4 m = splat(lowest);
-                    for (int i = 0; i < kh; i++) {
-                        int y = y0 + i * dh;
-                        if (y < 0 || y >= h) continue;
-                        for (int j = 0; j < kw; j++) {
-                            int xx = x0 + j * dw;
-                            if (xx < 0 || xx >= w) continue;
-                            m = max4(m, load4(xb + ((long)y * w + xx) * ch + c));
-                        }
-                    }
-                    store4(o + c, m);
-                }
-                for (; c < ch; c++) {
-                    float m = lowest;
-                    for (int i = 0; i < kh; i++) {
-                        int y = y0 + i * dh;
-                        if (y < 0 || y >= h) continue;
-                        for (int j = 0; j < kw; j++) {
-                            int xx = x0 + j * dw;
-                            if (xx < 0 || xx >= w) continue;
-                            float a = xb[((long)y * w + xx) * ch + c];
-                            if (a > m || a != a) m = a;
-                        }
-                    }
-                    o[c] = m;
-                }
+                int y0 = oy * sh - pt, x0 = ox * sw - pl, c = 0;
+                for (; c + 4 <= ch; c += 4) store4(o + c, window_max4(xb, h, w, ch, c, y0, x0, kh, kw, dh, dw, 1));
+                for (; c < ch; c++) o[c] = window_max4(xb, h, w, ch, c, y0, x0, kh, kw, dh, dw, 0)[0];
             }
         }
     }

@@ -148,29 +148,21 @@ def _constants(values, constant_of):
     return arrays
 
 
-def _lstm(node: Node, constant_of):
-    """§8.9.33 with constant weights, biases and peepholes: laid out for the C sequence loop
-    once (ops/recurrent.py lstm_runner); the states may be inputs."""
-    x, *parameters, initial_hidden, initial_cell = node.inputs
-    arrays = _constants(parameters, constant_of)
-    if arrays is None or x.descriptor.type.numpy != _F32:
-        return None
-    run = lstm_runner(*arrays, node.attributes)
-    if run is None:
-        return None
-    return lambda inputs, _attributes, _outputs: run(inputs[0], inputs[6], inputs[7])
-
-
-def _gru(node: Node, constant_of):
-    """§8.9.25 likewise (gru_runner)."""
-    x, *parameters, initial_hidden = node.inputs
-    arrays = _constants(parameters, constant_of)
-    if arrays is None or x.descriptor.type.numpy != _F32:
-        return None
-    run = gru_runner(*arrays, node.attributes)
-    if run is None:
-        return None
-    return lambda inputs, _attributes, _outputs: run(inputs[0], inputs[5])
+def _recurrent(runner: Callable, states: int):
+    """§8.9.33 lstm (runner lstm_runner, 2 states) / §8.9.25 gru (gru_runner, 1 state) with
+    constant weights, biases and peepholes: laid out for the C sequence loop once; the
+    initial states (the node's last operands) may be graph inputs."""
+    def make(node: Node, constant_of):
+        x, parameters = node.inputs[0], node.inputs[1:len(node.inputs) - states]
+        arrays = _constants(parameters, constant_of)
+        if arrays is None or x.descriptor.type.numpy != _F32:
+            return None
+        run = runner(*arrays, node.attributes)
+        if run is None:
+            return None
+        first_state = len(node.inputs) - states
+        return lambda inputs, _attributes, _outputs: run(inputs[0], *inputs[first_state:])
+    return make
 
 
 def _pool_nhwc(node: Node):
@@ -222,5 +214,6 @@ def _average_pool(node: Node, constant_of):
     return kernel
 
 
-_SPECIALISERS = {"conv2d": _conv2d, "gemm": _gemm, "matmul": _matmul, "lstm": _lstm, "gru": _gru,
+_SPECIALISERS = {"conv2d": _conv2d, "gemm": _gemm, "matmul": _matmul, "lstm": _recurrent(lstm_runner, 2),
+                 "gru": _recurrent(gru_runner, 1),
                  "maxPool2d": _max_pool, "averagePool2d": _average_pool}
