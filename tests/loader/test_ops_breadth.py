@@ -696,3 +696,48 @@ def test_stablehlo_case_runs_the_chosen_branch(index):
         b.op("MUL", [bx, b.const(np.array(k + 2.0, F32))], [by], options("MulOptions"))
         b.io([bx], [by])
     check((w.finish(), {"x0": np.array(index, I32), "x1": rand(3)}), exact=True)
+
+
+INT8_CASES = {
+    "GATHER_ND": lambda x: ([((2, 3), "q")], [np.array([[1, 5], [0, 2]], I32)], None),
+    "RELU_0_TO_1": lambda x: ([((2, 6, 3), "q")], [], None),
+    "MATRIX_DIAG": lambda x: ([((2, 6, 3, 3), "q")], [], None),
+    "REDUCE_WINDOW": lambda x: ([((1, 5, 3), "q")], [np.array(-128, I8)] + [np.array(v, np.int64) for v in
+                                                                            ([2, 2, 1], [1, 1, 1], [1, 1, 1])],
+                                options("ReduceWindowOptions", reduceFunction=4)),
+}
+
+
+@pytest.mark.parametrize("code", sorted(INT8_CASES))
+def test_more_int8(code):
+    x = rand(2, 6, 3)
+    outputs, consts, opts = INT8_CASES[code](x)
+    check_quantized(quantized_op(code, [x], outputs, consts, opts), 1 / 64)
+
+
+@pytest.mark.parametrize("code", ["FLOOR_DIV", "FLOOR_MOD"])
+def test_floor_div_mod_int8(code):
+    """LiteRT's int8 kernels work on the stored integers, whatever the scales (here
+    the divisor's differs from the dividend's): so do we, exactly."""
+    a = rand(4, 8, low=-1.9, high=1.9)
+    b = rand(4, 8, low=0.3, high=1.0) * np.where(RNG.random((4, 8)) < 0.5, -1, 1).astype(F32)
+    w = ModelWriter()
+    g = w.subgraph()
+    xs, qs = [], []
+    for i, scale in enumerate((1 / 64, 1 / 100)):
+        x = g.tensor([4, 8], F32, name=f"x{i}")
+        q = g.tensor([4, 8], I8, scale=scale, zero_point=0)
+        g.op("QUANTIZE", [x], [q])
+        xs.append(x), qs.append(q)
+    yq, y = g.tensor([4, 8], I8, scale=1 / 32, zero_point=0), g.tensor([4, 8], F32, name="y0")
+    g.op(code, qs, [yq])
+    g.op("DEQUANTIZE", [yq], [y])
+    g.io(xs, [y])
+    check((w.finish(), {"x0": a, "x1": b}), exact=True)
+
+
+@pytest.mark.parametrize("code", ["FLOOR_DIV", "FLOOR_MOD"])
+def test_floor_div_mod_plain_int8(code):
+    a = RNG.integers(-100, 100, 48).astype(I8)
+    b = (RNG.integers(1, 9, 48) * np.where(RNG.random(48) < 0.5, -1, 1)).astype(I8)
+    check(one_op(code, [a, b], [((48,), I8)]))

@@ -161,6 +161,17 @@ class Importer:
     def input(self, k: int):
         return self.operand(self.input_index(k))
 
+    def input_like(self, k: int, like: int):
+        """Input k; an integer input without quantization parameters next to a
+        quantized input `like` is in that input's storage domain (a raw int8 init or
+        padding value, as LiteRT's kernels read it), so it is dequantized with its
+        parameters."""
+        t, ref = self.input_tensor(k), self.input_tensor(like)
+        operand = self.input(k)
+        if t.quantization is None and _is_quantized(ref) and t.numpy_type in (np.int8, np.uint8):
+            operand = self.dequantize(operand, ref)
+        return operand
+
     def input_tensor(self, k: int) -> Tensor:
         return self.tensor(self.input_index(k))
 
@@ -393,6 +404,11 @@ class Importer:
 
 def _is_quantized(t: Tensor) -> bool:
     return t.quantization is not None and t.numpy_type in (np.int8, np.uint8, np.int32)
+
+
+def quantized_8bit(t: Tensor) -> bool:
+    """An int8/uint8 tensor with quantization parameters (carried in the float domain)."""
+    return t.quantization is not None and t.numpy_type in (np.int8, np.uint8)
 
 
 def _graph_type(t: Tensor) -> str | None:

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from . import options as opt
-from .importer import NUMPY_TYPES
+from .importer import NUMPY_TYPES, quantized_8bit
 
 
 def _binary(method: str, fused_slot: int | None = 0):
@@ -118,26 +118,45 @@ def _needs_floor_fix(ctx, remainder, d):
                         b.notEqual(b.lesser(remainder, zero), b.lesser(d, ctx.scalar(0, d))))
 
 
+def _stored_integers(ctx):
+    """(a, d, finish) of FLOOR_DIV/FLOOR_MOD. LiteRT's int8/uint8 kernels compute on
+    the stored integers and ignore the quantization parameters, so quantized operands
+    go back to those integers (quantizeLinear, as int32) and finish() reads the
+    integer result as the output's stored value (dequantizeLinear)."""
+    b = ctx.b
+    tensors = [ctx.input_tensor(0), ctx.input_tensor(1)]
+    if not any(quantized_8bit(t) for t in tensors):
+        return ctx.input(0), ctx.input(1), lambda result: result
+    a, d = (b.cast(ctx.quantize(ctx.input(k), t), "int32") if quantized_8bit(t) else ctx.input(k)
+            for k, t in enumerate(tensors))
+    out = ctx.output_tensor(0)
+
+    def finish(result):
+        stored = b.cast(result, "int8" if out.numpy_type == np.int8 else "uint8")
+        return ctx.dequantize(stored, out) if quantized_8bit(out) else stored
+    return a, d, finish
+
+
 def floor_div(ctx):
     """floor(a / b). Floats: floor(div); integers: truncated div() minus one where
     the remainder and the divisor have opposite signs (LiteRT's std::floor of the quotient)."""
-    a, d = ctx.input(0), ctx.input(1)
+    a, d, finish = _stored_integers(ctx)
     b = ctx.b
     if a.dataType in ("float32", "float16"):
         ctx.set_output(0, b.floor(b.div(a, d)))
         return
     q, r = _truncated_quotient(ctx, a, d)
     fix = b.cast(_needs_floor_fix(ctx, r, d), q.dataType)
-    ctx.set_output(0, b.sub(q, fix))
+    ctx.set_output(0, finish(b.sub(q, fix)))
 
 
 def floor_mod(ctx):
     """LiteRT: r = fmod(a, b) (integers: a % b), plus b where r != 0 and r, b
     have opposite signs, i.e. the result takes the divisor's sign."""
-    a, d = ctx.input(0), ctx.input(1)
+    a, d, finish = _stored_integers(ctx)
     b = ctx.b
     _, r = _truncated_quotient(ctx, a, d)
-    ctx.set_output(0, b.where(_needs_floor_fix(ctx, r, d), b.add(r, d), r))
+    ctx.set_output(0, finish(b.where(_needs_floor_fix(ctx, r, d), b.add(r, d), r)))
 
 
 def bucketize(ctx):

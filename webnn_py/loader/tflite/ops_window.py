@@ -103,7 +103,7 @@ def reduce_window(ctx):
         sizes = [(n - 1) * s + 1 for n, s in zip(out, strides)]
         part = b.slice(x, starts, sizes, {"strides": strides})
         total = part if total is None else getattr(b, function)(total, part)
-    init = ctx.input(1)
+    init = ctx.input_like(1, 0)
     if init.shape:
         init = b.reshape(init, [])
     ctx.set_output(0, getattr(b, function)(init, total))
