@@ -741,3 +741,12 @@ def test_floor_div_mod_plain_int8(code):
     a = RNG.integers(-100, 100, 48).astype(I8)
     b = (RNG.integers(1, 9, 48) * np.where(RNG.random(48) < 0.5, -1, 1)).astype(I8)
     check(one_op(code, [a, b], [((48,), I8)]))
+
+
+def test_atan2_every_octant():
+    y = rand(4000, low=-5, high=5)
+    x = rand(4000, low=-5, high=5)
+    y[:8] = [0, 0, 1, -1, 0, 2, -3, 1e-30]
+    x[:8] = [0, 1, 0, 0, -1, 2, 3, -1e30]
+    ours = check(one_op("ATAN2", [y, x], [((4000,), F32)]), tolerance=1e-6)
+    np.testing.assert_allclose(ours["y0"], np.arctan2(y.astype(np.float64), x), rtol=3e-7, atol=3e-7)

@@ -62,7 +62,6 @@ UNSUPPORTED = {
     "RANDOM_STANDARD_NORMAL": _RANDOM,
     "RANDOM_UNIFORM": _RANDOM,
     "MULTINOMIAL": _RANDOM,
-    "ATAN2": "WebNN has no arc tangent (its trigonometric operators are sin, cos and tan)",
     "BITCAST": "it reinterprets the bytes of one type as another; WebNN's cast converts values, never bits",
     "BITWISE_XOR": _BITWISE,
     "RIGHT_SHIFT": _BITWISE,
