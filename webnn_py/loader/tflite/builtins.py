@@ -31,9 +31,9 @@ _COMPLEX = "it reads or writes COMPLEX64 tensors; WebNN has no complex data type
 _STRING = "it works on STRING tensors; WebNN has no string data type"
 _BITWISE = "it works on the bits of integers; WebNN has no bitwise or shift operators"
 _RANDOM = "it draws random numbers; WebNN has no random number generator"
-_HASH_TABLE = ("a hash table resource (HASHTABLE, filled by HASHTABLE_IMPORT, read by HASHTABLE_FIND) of "
-               "TensorFlow lookup tables, whose keys or values are STRING tensors (no WebNN type); tables of "
-               "numbers: not translated yet")
+_HASH_TABLE = ("a TensorFlow lookup table resource (HASHTABLE, filled by HASHTABLE_IMPORT, read by "
+               "HASHTABLE_FIND); LiteRT's kernel accepts only INT64 -> STRING and STRING -> INT64 tables, and "
+               "WebNN has no string data type")
 _NOT_IN_FILES = "LiteRT has no kernel for it: it is a code reserved inside the runtime, never written in a model file"
 _NO_STABLEHLO_KERNEL = ("LiteRT has no kernel for it (converters lower StableHLO to TFLite builtins), so no model "
                         "that LiteRT runs contains it; its general form (dimension numbers, a body subgraph) is "

@@ -75,15 +75,24 @@ def hashtable_lookup(ctx):
     if len(lookup.shape) != 1 or len(keys.shape) != 1 or not values.shape or values.shape[0] != keys.shape[0]:
         raise ctx.fail(f"lookup {list(lookup.shape)}, keys {list(keys.shape)} and values {list(values.shape)} "
                        "do not fit")
-    n, k = lookup.shape[0], keys.shape[0]
-    matches = b.equal(b.reshape(lookup, [n, 1]), b.reshape(keys, [1, k]))      # [n, k] uint8
-    hits = b.reduceMax(matches, {"axes": [1], "keepDimensions": False})
-    position = b.argMax(matches, 1, {"keepDimensions": False, "outputDataType": "int32"})
-    found = b.gather(values, position, {"axis": 0})
-    hit_rows = b.reshape(hits, [n] + [1] * (len(values.shape) - 1))
     zero = ctx.constant_operand(np.zeros((), NUMPY_TYPES[values.dataType]))
-    ctx.set_output(0, b.where(hit_rows, found, zero))
+    found, hits = _lookup(ctx, lookup, keys, values, zero)
+    ctx.set_output(0, found)
     ctx.set_output(1, hits)
+
+
+def _lookup(ctx, queries, keys, values, default):
+    """(values of the keys equal to each query, else `default`; hits as uint8 0/1):
+    queries [...], keys [k], values [k, ...] -> [..., ...]."""
+    b = ctx.b
+    lead, k = list(queries.shape), keys.shape[0]
+    ctx.check_made([int(np.prod(lead, dtype=np.int64)), k], "its key comparison")
+    matches = b.equal(b.reshape(queries, lead + [1]), b.reshape(keys, [1] * len(lead) + [k]))   # [..., k]
+    hits = b.reduceMax(matches, {"axes": [len(lead)], "keepDimensions": False})
+    position = b.argMax(matches, len(lead), {"keepDimensions": False, "outputDataType": "int32"})
+    found = b.gather(values, position, {"axis": 0})
+    hit_rows = b.reshape(hits, lead + [1] * (len(values.shape) - 1))
+    return b.where(hit_rows, found, default), hits
 
 
 def topk_v2(ctx):
