@@ -3,9 +3,10 @@ for everything, so a page can really exhaust it. The failures are WebNN's errors
 clear message (an "UnknownError" DOMException: base.errors.out_of_memory says why), no
 "internal error" and no traceback on the console, and afterwards the heap is usable:
 freed memory is reused (WebAssembly memory never shrinks, so "given back" means to
-Pyodide's allocator) and a normal graph computes.
+Pyodide's allocator) and a normal graph computes. In Chromium (the heaviest test of the
+suite in memory: ~5 GB of wasm and JS buffers for a moment).
 """
-from .console_page import console_errors, page  # noqa: F401 - page is a fixture
+from .console_page import call, chromium_page, console_errors, mark, server  # noqa: F401 - fixtures
 from .test_build_errors import SMALL            # a small graph that must still compute
 
 ELEMENTS = 400_000_000          # float32: 1.6e9 bytes
@@ -56,9 +57,9 @@ def _assert_out_of_memory(outcome, operation):
     assert "1,600,000,000 bytes" in outcome["message"] and "internal error" not in outcome["message"], outcome
 
 
-def test_writes_beyond_wasm32_memory_fail_with_unknown_error_and_the_heap_stays_usable(page):
-    since = len(page.console_lines)
-    result = page.evaluate(WRITES, ELEMENTS)
+def test_writes_beyond_wasm32_memory_fail_with_unknown_error_and_the_heap_stays_usable(chromium_page):
+    since = mark(chromium_page)
+    result = call(chromium_page, WRITES, ELEMENTS)
     outcomes = result["outcomes"]
     assert outcomes[0] == "ok", outcomes
     failed = [o for o in outcomes if o != "ok"]
@@ -66,22 +67,21 @@ def test_writes_beyond_wasm32_memory_fail_with_unknown_error_and_the_heap_stays_
     for outcome in failed:
         _assert_out_of_memory(outcome, "writeTensor")
     assert result["first"] == 3 and result["last"] == 5
-    assert not console_errors(page, since)
+    assert not console_errors(chromium_page, since)
     # The tensor and its copies are freed: the allocator hands the memory out again.
-    result = page.evaluate(WRITES, ELEMENTS)
+    result = call(chromium_page, WRITES, ELEMENTS)
     assert result["outcomes"][0] == "ok" and result["first"] == 3, result
-    assert page.evaluate(SMALL) == [1.5, -3, 1.5, -3]
-    assert not console_errors(page, since)
+    assert call(chromium_page, SMALL) == [1.5, -3, 1.5, -3]
+    assert not console_errors(chromium_page, since)
 
 
-def test_constants_beyond_wasm32_memory_fail_with_unknown_error(page):
-    since = len(page.console_lines)
-    outcomes = page.evaluate(CONSTANT, ELEMENTS)
+def test_constants_beyond_wasm32_memory_fail_with_unknown_error(chromium_page):
+    since = mark(chromium_page)
+    outcomes = call(chromium_page, CONSTANT, ELEMENTS)
     assert outcomes[0] == "ok", outcomes
     failed = [o for o in outcomes if o != "ok"]
     assert failed, outcomes
     for outcome in failed:
         _assert_out_of_memory(outcome, "constant")
-    page.evaluate("() => new Promise((resolve) => setTimeout(resolve, 0))")
-    assert page.evaluate(SMALL) == [1.5, -3, 1.5, -3]
-    assert not console_errors(page, since)
+    assert call(chromium_page, SMALL) == [1.5, -3, 1.5, -3]
+    assert not console_errors(chromium_page, since)

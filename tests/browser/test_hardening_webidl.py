@@ -6,8 +6,9 @@
    "internal error", nothing on the console.
 6. A BigInt where an integer or floating-point type is expected (`shape: [2n, 3n]`) is a
    TypeError (WebIDL ConvertToInt / ToNumber); `bigint` unions (MLNumber) still take one.
+In every engine of tests/browser/conftest.py.
 """
-from .console_page import console_errors, page  # noqa: F401 - page is a fixture
+from .console_page import call, console_errors, mark, page, server  # noqa: F401 - fixtures
 
 # Each case runs `call(thrower)` where `thrower` throws `thrown`; returns whether the
 # exception caught (or the rejection) is the very value thrown.
@@ -91,8 +92,8 @@ BIGINT = """async () => {
 
 
 def test_exceptions_thrown_by_page_code_are_rethrown_as_the_same_value(page):
-    before = len(page.console_lines)
-    outcomes = page.evaluate(IDENTITY)
+    before = mark(page)
+    outcomes = call(page, IDENTITY)
     wrong = {case: outcome for case, outcome in outcomes.items()
              if outcome not in ("threw it", "rejected with it")}
     assert not wrong, wrong
@@ -105,7 +106,7 @@ def test_exceptions_thrown_by_page_code_are_rethrown_as_the_same_value(page):
 
 
 def test_bigints_are_type_errors_where_webidl_expects_a_number(page):
-    facts = page.evaluate(BIGINT)
+    facts = call(page, BIGINT)
     for key in ("shape", "splitsArgument", "axisOption", "reshapeItem", "createTensorShape"):
         assert facts[key].startswith("TypeError: "), (key, facts[key])
         assert "BigInt" in facts[key], (key, facts[key])
