@@ -27,12 +27,70 @@
 (function installWebNNPolyfill(global, overrides) {
   "use strict";
 
-  const IDL = WEBNN_IDL_METADATA;  // eslint-disable-line no-undef
+  // ---- intrinsics, captured when this script runs (README "Security model") ----------------
+  //
+  // Page script may replace built-ins afterwards (Array.prototype.some, Array.from,
+  // Promise.prototype.then, Function.prototype.call, WeakMap.prototype.get, ...). Code
+  // that runs after load uses only these copies, so such a page neither breaks the shim
+  // nor sees what it handles, as with a native implementation. (Code that ran *before*
+  // this script could have replaced them already: nothing in a realm can defend against
+  // that.) No spread, for-of or array destructuring after load either: they call the
+  // page-replaceable Array.prototype[Symbol.iterator].
+  const { apply, construct, defineProperty, getOwnPropertyDescriptor, getPrototypeOf, setPrototypeOf, ownKeys } = Reflect;
+  const reflectGet = Reflect.get;
+  const uncurry = (fn) => (self, ...args) => apply(fn, self, args);
+  const ObjectCreate = Object.create, ObjectFreeze = Object.freeze, ObjectIsFrozen = Object.isFrozen;
+  const ArrayIsArray = Array.isArray;
+  const arraySlice = uncurry(Array.prototype.slice), arrayMap = uncurry(Array.prototype.map);
+  const arraySome = uncurry(Array.prototype.some), arrayFind = uncurry(Array.prototype.find);
+  const arrayPush = uncurry(Array.prototype.push), arrayIncludes = uncurry(Array.prototype.includes);
+  const stringSplit = uncurry(String.prototype.split), stringTrim = uncurry(String.prototype.trim);
+  const regexpExec = uncurry(RegExp.prototype.exec);
+  const WeakMapCtor = WeakMap, WeakRefCtor = typeof WeakRef === "function" ? WeakRef : null;
+  const weakMapGet = uncurry(WeakMap.prototype.get), weakMapSet = uncurry(WeakMap.prototype.set);
+  const weakMapHas = uncurry(WeakMap.prototype.has), weakRefDeref = WeakRefCtor && uncurry(WeakRefCtor.prototype.deref);
+  const PromiseCtor = Promise, promiseThen = uncurry(Promise.prototype.then);
+  const promiseResolve = (value) => apply(Promise.resolve, PromiseCtor, [value]);
+  const promiseReject = (reason) => apply(Promise.reject, PromiseCtor, [reason]);
+  const TypeErrorCtor = TypeError, DOMExceptionCtor = DOMException, ProxyCtor = Proxy;
+  const MessageChannelCtor = typeof MessageChannel === "function" ? MessageChannel : null;
+  const setTimer = (callback, ms) => apply(setTimeout, global, [callback, ms]);
+  const clearTimer = (id) => apply(clearTimeout, global, [id]);
+  const listen = uncurry(EventTarget.prototype.addEventListener);
+  const unlisten = uncurry(EventTarget.prototype.removeEventListener);
+  const getter = (proto, name) => { const d = proto && getOwnPropertyDescriptor(proto, name); return d && d.get ? uncurry(d.get) : null; };
+  const eventIsTrusted = (event) => event.isTrusted === true;   // [LegacyUnforgeable]: an own property of each event
+  const stopImmediatePropagation = uncurry(Event.prototype.stopImmediatePropagation);
+  const messageData = getter(MessageEvent.prototype, "data"), messageSource = getter(MessageEvent.prototype, "source");
+  const messageOrigin = getter(MessageEvent.prototype, "origin"), messagePorts = getter(MessageEvent.prototype, "ports");
+  const portPostMessage = MessageChannelCtor && uncurry(MessagePort.prototype.postMessage);
+  const portStart = MessageChannelCtor && uncurry(MessagePort.prototype.start);
+  const Float16ArrayCtor = typeof Float16Array === "function" ? Float16Array : null;
+  const isView = ArrayBuffer.isView;
+  const typedArrayBuffer = getter(getPrototypeOf(Uint8Array.prototype), "buffer");
+  const typedArrayByteOffset = getter(getPrototypeOf(Uint8Array.prototype), "byteOffset");
+  const typedArrayLength = getter(getPrototypeOf(Uint8Array.prototype), "length");
+  const Uint16ArrayCtor = Uint16Array;
+  const schedulerObject = typeof scheduler === "object" && scheduler ? scheduler : null;   // eslint-disable-line no-undef
+  const schedulerPostTask = schedulerObject && typeof schedulerObject.postTask === "function" ? schedulerObject.postTask : null;
+
+  // The generated WebIDL metadata is a global constant page script can read: frozen, so
+  // it cannot add members for the brand checks below to let through.
+  const IDL = deepFreeze(WEBNN_IDL_METADATA);  // eslint-disable-line no-undef
+  function deepFreeze(value) {
+    if (value !== null && typeof value === "object" && !ObjectIsFrozen(value)) {
+      ObjectFreeze(value);
+      const keys = ownKeys(value);
+      for (let i = 0; i < keys.length; i++) deepFreeze(value[keys[i]]);
+    }
+    return value;
+  }
   const BUILD_DEFAULTS = {};  // tools/build_dist.py writes dist/'s defaults here: its content-hashed runtime folder
   const config = Object.assign({}, BUILD_DEFAULTS, global.webnnPolyfillConfig || {}, overrides || {});
   const isWindow = typeof global.document !== "undefined";
   const globalKind = isWindow ? "Window" : "Worker";
   const isServiceWorker = typeof ServiceWorkerGlobalScope === "function" && global instanceof ServiceWorkerGlobalScope;
+  const isDedicatedWorker = typeof DedicatedWorkerGlobalScope === "function" && global instanceof DedicatedWorkerGlobalScope;
 
   // [SecureContext]: nothing is exposed on a non-secure origin.
   if (!global.isSecureContext) return;
@@ -106,40 +164,25 @@
   }
 
   // ---- the Python runtime, booted once, on first use of navigator.ml -----------------------
+  //
+  // Everything that touches Python lives in this closure: the bridge, the PyProxies and
+  // the table that brands wrappers. Nothing of it is reachable from a global, and the
+  // interface objects (of this realm, and of same-origin child frames sharing this
+  // runtime) reach it only through a port whose operations are API calls on branded
+  // wrappers (see "sharing the runtime with same-origin frames" below).
 
   let bridge = null;       // webnn_py.browser.bridge, once booted
   let bootPromise = null;
 
+  // Resolves with undefined: what a page could intercept on the way must not be the bridge.
   function boot() {
-    if (!bootPromise) bootPromise = bootPython();
+    if (!bootPromise) {
+      bootPromise = promiseThen(bootPython(), () => undefined);
+    }
     return bootPromise;
   }
 
-  // One Python runtime per same-origin frame tree. A frame whose parent (same
-  // origin, same polyfill assets) already has the runtime uses it instead of
-  // booting its own: objects then work across the frames' realms, as native
-  // platform objects do (a page may build with a context its iframe created),
-  // and a frame costs no second Pyodide. The key is a registered symbol, so the
-  // frames' polyfills find each other; a cross-origin parent throws on access.
-  const RUNTIME = Symbol.for("webnn-py runtime");
-
-  function parentRuntime() {
-    if (!isWindow || global.parent === global) return null;
-    try {
-      const shared = global.parent[RUNTIME];
-      return shared && shared.pyodideURL === pyodideURL ? shared : null;
-    } catch (e) {
-      return null;   // a cross-origin parent
-    }
-  }
-
   async function bootPython() {
-    const shared = parentRuntime();
-    if (shared) {
-      ({ bridge, PyProxy } = await shared.boot());
-      mlImpl.resolve(bridge.ml);
-      return;
-    }
     const started = performance.now();
     mark("boot");
     const runtimeConfig = await fetch(pyodideURL + "runtime-config.json")
@@ -148,7 +191,10 @@
     const indexURL = runtimeConfig.source === "cdn" ? runtimeConfig.indexURL : pyodideURL;
     const loadPyodide = await pyodideLoader(indexURL);
     mark("pyodide.js");
-    const pyodide = await loadPyodide({ indexURL, fullStdLib: false });
+    // `js` in Python: the global scope, except that the names the bridge and the bindings
+    // use are the intrinsics captured above (a page that replaced `Promise` would otherwise
+    // be handed the executor of the promises that carry results out of Python).
+    const pyodide = await withPyodideMessageFilter(() => loadPyodide({ indexURL, fullStdLib: false, jsglobals: pythonGlobals() }));
     mark("loadPyodide");
     // loadPackage() reports a package that fails to load (a missing file, a
     // sha256 mismatch) through errorCallback rather than by rejecting: collect
@@ -170,15 +216,64 @@
       throw new DOMException(`webnn-py: the Python runtime did not load: ${failures.join("; ")}`, "NotSupportedError");
     }
     if (config.debug) pyodide.setDebug(true);
-    bridge = pyodide.pyimport("webnn_py.browser.bridge");
+    const loaded = pyodide.pyimport("webnn_py.browser.bridge");
     mark("import");
-    bridge.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask());
+    loaded.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask());
     PyProxy = pyodide.ffi.PyProxy;
-    mlImpl.resolve(bridge.ml);
+    bridge = loaded;
+    for (let i = 0; i < pendingML.length; i++) pendingML[i].proxy = bridge.ml;
+    pendingML.length = 0;
     mark("ready");
     const seconds = ((performance.now() - started) / 1000).toFixed(2);
     global.console.debug(`webnn-py: Python runtime ready in ${seconds} s`);
-    return { bridge, PyProxy };
+  }
+
+  const PROTECTED_GLOBALS = {
+    __proto__: null, Promise, Object, Reflect, Symbol, String, Number, ArrayBuffer, Uint8Array, WebAssembly, Array,
+  };
+  function pythonGlobals() {
+    return new ProxyCtor(global, {
+      get(target, key) {
+        return typeof key === "string" && key in PROTECTED_GLOBALS ? PROTECTED_GLOBALS[key] : reflectGet(target, key);
+      },
+    });
+  }
+
+  // Pyodide's runtime listens for "message" events on the global scope to run its own
+  // tasks (Emscripten's setImmediate: "_si"; its call_soon: "pyodide-<n>"), and any frame
+  // may post a page a message: a foreign "_si" made Emscripten's listener call an empty
+  // queue (an uncaught TypeError). While Pyodide loads, its listeners (known by name)
+  // are registered through a filter that passes only messages this global posted
+  // itself (and runs them guarded: they enter Python); the page's own listeners are
+  // untouched.
+  const PYODIDE_MESSAGE_LISTENERS = ["__setImmediate_cb", "Browser_setImmediate_messageHandler", "onGlobalMessage"];
+  async function withPyodideMessageFilter(load) {
+    const filtered = {
+      addEventListener(type, listener, options) {
+        let registered = listener;
+        if (type === "message" && typeof listener === "function" && arrayIncludes(PYODIDE_MESSAGE_LISTENERS, listener.name)) {
+          registered = function (event) {
+            if (isWindow && messageSource(event) === global) return guarded(callListener, listener, this, event);
+          };
+        }
+        return listen(this === undefined || this === null ? global : this, type, registered, options);
+      },
+    }.addEventListener;
+    defineProperty(global, "addEventListener", { value: filtered, writable: true, configurable: true, enumerable: true });
+    try {
+      return await load();
+    } finally {
+      const now = getOwnPropertyDescriptor(global, "addEventListener");
+      if (now && now.value === filtered) delete global.addEventListener;
+    }
+  }
+
+  function callWithoutArguments(callback) {   // a Python callable counts its arguments
+    return callback();
+  }
+
+  function callListener(listener, self, event) {
+    return apply(listener, self, [event]);
   }
 
   // Boot phases as User Timing marks ("webnn-py:boot", …, "webnn-py:ready"), for
@@ -188,11 +283,13 @@
     try { performance.mark("webnn-py:" + phase); } catch (e) { /* no User Timing */ }
   }
 
-  // The next slice of a dispatch runs in a new task (README "Responsiveness").
+  // The next slice of a dispatch runs in a new task (README "Responsiveness"). The
+  // scheduler's postTask is captured now, and gets a closure, never Python's callback.
   function postTask() {
     const mode = config.postTask || "user-visible";
-    if (mode !== "pyodide" && typeof scheduler === "object" && scheduler && typeof scheduler.postTask === "function") {
-      return (callback) => { scheduler.postTask(callback, { priority: mode }); };
+    if (mode !== "pyodide" && schedulerPostTask) {
+      const options = { priority: mode };
+      return (callback) => { apply(schedulerPostTask, schedulerObject, [() => { guarded(callWithoutArguments, callback); }, options]); };
     }
     return undefined;   // Pyodide's own call_soon: postMessage / MessageChannel, not clamped
   }
@@ -226,23 +323,113 @@
     return match ? match[1] : global.location.href;
   }
 
+  // ---- built-ins a page replaced are put back while the runtime works ----------------------
+  //
+  // Pyodide's JS glue looks built-ins up when it runs (Array.prototype.push to convert a
+  // string, Array.prototype.some in `instanceof PyProxy`, Function.prototype.apply to call
+  // a JS function with Python objects as arguments, ...). So that a page's replacement
+  // neither breaks it nor is handed a Python object, every entry into the runtime (an API
+  // call, a scheduled slice, a settled promise) swaps the originals captured at load back
+  // in for its duration, and the page's own versions back out after: a property
+  // comparison each when nothing was replaced. Not swapped: what WebIDL conversions call
+  // observably in native implementations too (@@iterator and iterators' next, valueOf,
+  // toString, @@toPrimitive), so page code the conversions run sees its own versions.
+  const PRISTINE = [];   // [owner, key, original descriptor]
+  (function capturePristine() {
+    const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
+    const owners = [
+      [global, ["Array", "Object", "Function", "Reflect", "Proxy", "Promise", "Symbol", "Map", "Set", "WeakMap", "WeakSet",
+                "WeakRef", "Error", "TypeError", "RangeError", "DOMException", "ArrayBuffer", "SharedArrayBuffer", "DataView",
+                "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
+                "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array", "BigInt", "Number", "String", "JSON",
+                "Math", "WebAssembly", "TextDecoder", "TextEncoder", "setTimeout", "clearTimeout", "queueMicrotask",
+                "MessageChannel"]],
+      [Array, ["from", "isArray", "of"]],
+      [Array.prototype, ["push", "pop", "shift", "unshift", "slice", "splice", "map", "filter", "forEach", "some", "every",
+                         "find", "findIndex", "includes", "indexOf", "lastIndexOf", "join", "concat", "reduce", "sort",
+                         "reverse", "fill", "at", "flat", "keys", "values", "entries"]],
+      [Object, ["defineProperty", "defineProperties", "getOwnPropertyDescriptor", "getOwnPropertyDescriptors",
+                "getOwnPropertyNames", "getOwnPropertySymbols", "getPrototypeOf", "setPrototypeOf", "create", "assign",
+                "keys", "values", "entries", "fromEntries", "freeze", "isFrozen", "seal", "is", "hasOwn"]],
+      [Object.prototype, ["hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable"]],
+      [Function.prototype, ["apply", "call", "bind"]],
+      [Reflect, ["apply", "construct", "defineProperty", "deleteProperty", "get", "getOwnPropertyDescriptor",
+                 "getPrototypeOf", "has", "isExtensible", "ownKeys", "preventExtensions", "set", "setPrototypeOf"]],
+      [Promise, ["resolve", "reject", "all", "race", "allSettled"]],
+      [Promise.prototype, ["then", "catch", "finally"]],
+      [String, ["fromCharCode", "fromCodePoint"]],
+      [String.prototype, ["split", "trim", "slice", "substring", "indexOf", "lastIndexOf", "startsWith", "endsWith",
+                          "replace", "replaceAll", "match", "includes", "charCodeAt", "codePointAt", "toLowerCase",
+                          "toUpperCase", "padStart", "concat", "normalize"]],
+      [RegExp.prototype, ["exec", "test", Symbol.match, Symbol.matchAll, Symbol.replace, Symbol.search, Symbol.split]],
+      [Map.prototype, ["get", "set", "has", "delete", "clear", "forEach"]],
+      [Set.prototype, ["add", "has", "delete", "clear", "forEach"]],
+      [WeakMap.prototype, ["get", "set", "has", "delete"]],
+      [WeakSet.prototype, ["add", "has", "delete"]],
+      [JSON, ["parse", "stringify"]],
+      [Symbol, ["for", "keyFor"]],
+      [Number, ["isInteger", "isSafeInteger", "isFinite", "isNaN"]],
+      [TypedArrayPrototype, ["set", "subarray", "slice", "fill", "buffer", "byteOffset", "byteLength", "length"]],
+      [ArrayBuffer, ["isView"]],
+      [ArrayBuffer.prototype, ["slice", "byteLength"]],
+      [Error, ["captureStackTrace"]],
+    ];
+    for (let i = 0; i < owners.length; i++) {
+      const owner = owners[i][0], keys = owners[i][1];
+      for (let j = 0; j < keys.length; j++) {
+        const descriptor = getOwnPropertyDescriptor(owner, keys[j]);
+        if (descriptor && descriptor.configurable) arrayPush(PRISTINE, [owner, keys[j], descriptor]);
+      }
+    }
+  })();
+
+  let guardDepth = 0;
+  function guarded(operation, a, b, c, d) {
+    if (guardDepth > 0) return operation(a, b, c, d);
+    let swapped = null;
+    for (let i = 0; i < PRISTINE.length; i++) {
+      const entry = PRISTINE[i], owner = entry[0], key = entry[1], original = entry[2];
+      if (original.get === undefined ? owner[key] === original.value
+                                     : (getOwnPropertyDescriptor(owner, key) || {}).get === original.get) continue;
+      const now = getOwnPropertyDescriptor(owner, key);
+      if (!defineProperty(owner, key, original)) continue;   // made unconfigurable: nothing to do
+      if (!swapped) swapped = [];
+      arrayPush(swapped, [owner, key, now]);
+    }
+    guardDepth++;
+    try {
+      return operation(a, b, c, d);
+    } finally {
+      guardDepth--;
+      if (swapped) {
+        for (let i = swapped.length - 1; i >= 0; i--) {
+          const owner = swapped[i][0], key = swapped[i][1], pageVersion = swapped[i][2];
+          if (pageVersion) defineProperty(owner, key, pageVersion);
+          else delete owner[key];
+        }
+      }
+    }
+  }
+
   // ---- wrappers: one JS object per Python object -------------------------------------------
   //
   // Every WebNN method that returns an interface object returns a new one, so a
   // Python object reaches JS once and gets exactly one wrapper; the wrapper owns
   // the PyProxy, which Pyodide releases when the wrapper is garbage-collected.
+  // The brand is the wrapper's entry in this closure's table, which no page script
+  // can read or write (a registered symbol on the object could be forged by anyone).
 
   let PyProxy = null;
-  // Registered symbols: frames sharing a runtime recognise each other's wrappers.
-  const IMPL = Symbol.for("webnn-py implementation");
-  const BRAND = Symbol.for("webnn-py interface");
-  const interfaces = {};        // name -> interface object (constructor function)
-  const ALLOW_CONSTRUCTION = Symbol("internal construction");
+  const brands = new WeakMapCtor();   // wrapper -> { type: interface name, proxy: its PyProxy, realm }
+  const pendingML = [];               // ML entries waiting for the runtime's ML object
   const FAILURE_TYPE = "BridgeFailure";  // PyProxy.type is the Python class name
 
-  function attach(wrapper, proxy) {
-    Object.defineProperty(wrapper, IMPL, { value: proxy });
-    Object.defineProperty(wrapper, BRAND, { value: proxy.type });
+  // A new wrapper of `proxy` in `realm` (a frame's interface objects; see connect()).
+  function wrap(realm, proxy) {
+    const proto = realm.prototypes[proxy.type];
+    if (!proto) return proxy;
+    const wrapper = ObjectCreate(proto);
+    weakMapSet(brands, wrapper, { type: proxy.type, proxy, realm });
     return wrapper;
   }
 
@@ -250,14 +437,17 @@
   // consumes (destroys) a PyProxy that a JS function returns to Python, so the
   // wrapper hands out a copy and keeps its own.
   function unwrapForPython(value) {
-    return value !== null && typeof value === "object" && IMPL in value && value[IMPL] ? value[IMPL].copy() : undefined;
+    const entry = weakMapGet(brands, value);
+    return entry && entry.proxy ? entry.proxy.copy() : undefined;
   }
 
   function implOf(self, interfaceName, member) {
-    if (self !== null && typeof self === "object" && IMPL in self && inherits(self[BRAND], interfaceName)) {
-      return self[IMPL];
+    const entry = weakMapGet(brands, self);
+    if (entry && inherits(entry.type, interfaceName)) {
+      if (!entry.proxy) throw new TypeErrorCtor(`Failed to execute '${member}' on '${interfaceName}': the WebNN runtime is not ready`);
+      return entry.proxy;
     }
-    throw new TypeError(`Failed to execute '${member}' on '${interfaceName}': Illegal invocation`);
+    throw new TypeErrorCtor(`Failed to execute '${member}' on '${interfaceName}': Illegal invocation`);
   }
 
   function inherits(name, ancestor) {
@@ -272,11 +462,13 @@
     return new DOMException(message, name);
   }
 
-  // A bridge result: a JS value, a PyProxy of an API object (wrapped), of an
+  // A bridge result: a JS value, a PyProxy of an API object (wrapped in `realm`), of an
   // awaitable (returned as is), or of a Failure (thrown as the JS error it names).
-  function unpack(result) {
+  function unpack(result, realm) {
     // sequence<MLOperand> results (split, lstm, gru) arrive as arrays of PyProxies.
-    if (Array.isArray(result) && PyProxy && result.some((item) => item instanceof PyProxy)) return result.map(unpack);
+    if (ArrayIsArray(result) && PyProxy && arraySome(result, (item) => item instanceof PyProxy)) {
+      return arrayMap(result, (item) => unpack(item, realm));
+    }
     if (!(PyProxy && result instanceof PyProxy)) return result;
     if (result.type === FAILURE_TYPE) {
       // `thrown`: page script threw during the call (a getter, a Proxy trap, an iterator,
@@ -286,68 +478,344 @@
       result.destroy();
       throw error;
     }
-    const ctor = interfaces[result.type];
-    if (ctor) return attach(new ctor(ALLOW_CONSTRUCTION), result);
-    return result;
+    return wrap(realm, result);
   }
 
   // A promise for a Python awaitable: the bridge resolves a JS promise with the
   // outcome (a JS value, or a PyProxy this side owns: an API object to wrap, or a
   // failure to throw as its JS error).
-  function toPromise(awaitable) {
+  function toPromise(awaitable, realm) {
     let settled;
     try {
       settled = bridge.settle(awaitable);
     } finally {
       awaitable.destroy();
     }
-    return settled.then((result) => {
-      if (!(PyProxy && result instanceof PyProxy)) return result;
-      const owned = result.copy();
-      result.destroy();
-      return unpack(owned);
-    });
+    return promiseThen(settled, (result) => guarded(settledResult, result, realm));
+  }
+
+  function settledResult(result, realm) {
+    if (!(PyProxy && result instanceof PyProxy)) return result;
+    const owned = result.copy();
+    result.destroy();
+    return outward(unpack(owned, realm));
+  }
+
+  // What leaves the runtime is a JS value or a wrapper, never a PyProxy.
+  function outward(value) {
+    if (PyProxy && value instanceof PyProxy) {
+      value.destroy();
+      throw new DOMExceptionCtor("webnn-py: internal error: a Python object without an interface", "OperationError");
+    }
+    return value;
   }
 
   // Pyodide 0.27 cannot proxy a Float16Array (converting one throws "Unknown typed
-  // array type"), so a Float16Array argument (constant(), writeTensor(), readTensor()
-  // ...) reaches Python as a Uint16Array over the same bytes: the float16 rules take
-  // those as bit patterns (§12.1 note), and readTensor() writes through it into the
-  // caller's memory. Arguments are otherwise passed as they are.
-  const Float16ArrayCtor = typeof Float16Array === "function" ? Float16Array : null;
+  // array type"), so a Float16Array reaches Python as a Uint16Array over the same bytes:
+  // the float16 rules take those as bit patterns (§12.1 note), and readTensor() writes
+  // through it into the caller's memory. An argument that is a Float16Array is replaced;
+  // one inside a dictionary, record or sequence (MLModel.compute()'s inputs) is replaced
+  // as Python reads it: objects reach Python behind a Proxy whose only trap is `get`, so
+  // every other operation (ownKeys, getters, their order and count, what they throw) is
+  // the page object's own. Wrappers and views pass as they are.
   function argumentsForPython(args) {
-    if (!Float16ArrayCtor || !args.some((arg) => arg instanceof Float16ArrayCtor)) return args;
-    return args.map((arg) => {
-      if (!(arg instanceof Float16ArrayCtor)) return arg;
+    if (!Float16ArrayCtor) return args;
+    return arrayMap(args, forPython);
+  }
+
+  function forPython(value) {
+    if (value === null || typeof value !== "object") return value;
+    if (isView(value)) return value instanceof Float16ArrayCtor ? float16Bits(value) : value;
+    if (weakMapHas(brands, value) || isBuffer(value)) return value;
+    return new ProxyCtor(value, FLOAT16_AS_BITS);
+  }
+
+  const FLOAT16_AS_BITS = {
+    __proto__: null,
+    get(target, key) {
+      return forPython(reflectGet(target, key, target));
+    },
+  };
+
+  const BUFFER_SIZE = [getter(ArrayBuffer.prototype, "byteLength")];
+  if (typeof SharedArrayBuffer === "function") arrayPush(BUFFER_SIZE, getter(SharedArrayBuffer.prototype, "byteLength"));
+  function isBuffer(value) {   // the getters' brand checks read internal slots only
+    for (let i = 0; i < BUFFER_SIZE.length; i++) {
       try {
-        return new Uint16Array(arg.buffer, arg.byteOffset, arg.length);
-      } catch (error) {
-        return new Uint16Array(0);   // a detached buffer: zero bytes, as WebIDL sees it
-      }
-    });
+        BUFFER_SIZE[i](value);
+        return true;
+      } catch (e) { /* not this kind of buffer */ }
+    }
+    return false;
+  }
+
+  function float16Bits(view) {
+    try {
+      return new Uint16ArrayCtor(typedArrayBuffer(view), typedArrayByteOffset(view), typedArrayLength(view));
+    } catch (error) {
+      return new Uint16ArrayCtor(0);   // a detached buffer: zero bytes, as WebIDL sees it
+    }
   }
 
   function isPromiseType(type) {
-    return /^Promise</.test(type);
+    return regexpExec(/^Promise</, type) !== null;
   }
 
-  // ---- interface objects -------------------------------------------------------------------
+  // ---- the port: a realm's way into the runtime ----------------------------------------------
+  //
+  // connect({prototypes, ml, allowed}) registers a realm's interface prototypes (results
+  // are wrapped with them), brands its navigator.ml, and returns the operations its
+  // interface objects forward to. Every operation takes a wrapper and a member named by
+  // the IDL, checks the wrapper's brand and the member here, and returns what the public
+  // API returns: page script that got hold of a port (a same-origin frame can) can do no
+  // more with it than with the API itself. Python objects never leave this closure.
+
+  const MEMBERS = ObjectCreate(null);   // interface -> member -> { attribute, promise }
+  (function indexMembers() {
+    const names = ownKeys(IDL.interfaces);
+    for (let i = 0; i < names.length; i++) {
+      const meta = IDL.interfaces[names[i]], members = ObjectCreate(null);
+      for (let j = 0; j < meta.operations.length; j++) {
+        const op = meta.operations[j];
+        members[op.name] = { attribute: false, promise: isPromiseType(op.overloads[0].returnType) };
+      }
+      for (let j = 0; j < meta.attributes.length; j++) {
+        const attr = meta.attributes[j];
+        members[attr.name] = { attribute: true, promise: isPromiseType(attr.type) };
+      }
+      MEMBERS[names[i]] = members;
+    }
+  })();
+
+  function memberOf(interfaceName, member, attribute) {
+    const members = typeof interfaceName === "string" && MEMBERS[interfaceName];
+    const kind = members && typeof member === "string" && members[member];
+    if (!kind || kind.attribute !== attribute) throw new TypeErrorCtor(`'${String(member)}' is not a member of WebNN's IDL`);
+    return kind;
+  }
+
+  let localRealm = null;   // the realm of this script's own interface objects, when it runs the runtime
+
+  function connect(descriptor, own) {
+    const realm = { prototypes: ObjectCreate(null), allowed: null, contexts: [], detached: false };
+    if (own) localRealm = realm;
+    const names = ownKeys(MEMBERS);
+    for (let i = 0; i < names.length; i++) {
+      const proto = descriptor.prototypes[names[i]];
+      if (proto !== null && typeof proto === "object") realm.prototypes[names[i]] = proto;
+    }
+    realm.allowed = descriptor.allowed;
+    const ml = descriptor.ml;
+    if (ml !== null && typeof ml === "object" && !weakMapHas(brands, ml)) {
+      const entry = { type: "ML", proxy: bridge ? bridge.ml : null, realm };
+      weakMapSet(brands, ml, entry);
+      if (!bridge) arrayPush(pendingML, entry);
+    }
+    return ObjectFreeze({
+      __proto__: null,
+      boot,
+      construct: (target, name, args) => guarded(constructIn, realm, target, name, args),
+      invoke: (self, interfaceName, member, args) => guarded(invokeIn, self, interfaceName, member, args),
+      get: (self, interfaceName, attribute) => guarded(getIn, self, interfaceName, attribute),
+      describeError,
+      detach: () => guarded(detach, realm),
+    });
+  }
+
+  function constructIn(realm, target, name, args) {
+    const meta = typeof name === "string" && MEMBERS[name] ? IDL.interfaces[name] : null;
+    if (!meta || !meta.ctor || target === null || typeof target !== "object" || weakMapHas(brands, target)) {
+      throw new TypeErrorCtor("Illegal constructor");
+    }
+    if (!bridge) throw new TypeErrorCtor(`Failed to construct '${name}': the WebNN runtime is not ready`);
+    const result = bridge.construct(name, argumentsForPython(arraySlice(args)));
+    if (result.type === FAILURE_TYPE) unpack(result, realm);   // throws
+    weakMapSet(brands, target, { type: result.type, proxy: result, realm });
+  }
+
+  // Results are wrapped in the realm of the object the member was called on (its
+  // "relevant realm"); errors are made here and turned into the caller's by its facade.
+  function invokeIn(self, interfaceName, member, args) {
+    const kind = memberOf(interfaceName, member, false);
+    const entry = weakMapGet(brands, self);
+    if (interfaceName === "ML" && member === "createContext" && entry && entry.type === "ML") {
+      try {
+        return createContextFor(entry, args);   // waits for the runtime
+      } catch (error) {
+        return promiseReject(error);
+      }
+    }
+    let impl;
+    try {
+      impl = implOf(self, interfaceName, member);
+    } catch (error) {
+      if (kind.promise) return promiseReject(error);
+      throw error;
+    }
+    const outcome = bridge.invoke(impl, member, argumentsForPython(arraySlice(args)));
+    if (!kind.promise) return outward(unpack(outcome, entry.realm));
+    let awaitable;
+    try {
+      awaitable = unpack(outcome, entry.realm);
+    } catch (error) {
+      return promiseReject(error);
+    }
+    return toPromise(awaitable, entry.realm);
+  }
+
+  function getIn(self, interfaceName, attribute) {
+    const kind = memberOf(interfaceName, attribute, true);
+    let impl;
+    try {
+      impl = implOf(self, interfaceName, attribute);
+    } catch (error) {
+      // A promise-typed attribute reports errors as a rejected promise (WebIDL §3.7.6).
+      if (kind.promise) return promiseReject(error);
+      throw error;
+    }
+    const realm = weakMapGet(brands, self).realm;
+    const outcome = bridge.get(impl, attribute);
+    return kind.promise ? toPromise(unpack(outcome, realm), realm) : outward(unpack(outcome, realm));
+  }
+
+  // §8.2.2 createContext() step 2: the SecurityError comes from the policy of the ML
+  // object's own document (its realm), whichever realm's method was called.
+  function createContextFor(mlEntry, args) {
+    const home = mlEntry.realm;
+    if (home.detached) return promiseReject(notFullyActive("createContext"));
+    const decided = new PromiseCtor((resolve) => apply(home.allowed, undefined, [resolve]));
+    return promiseThen(promiseThen(decided, (allowed) => {
+      if (allowed !== true) {
+        throw new DOMExceptionCtor("createContext: the \"webnn\" permissions policy does not allow WebNN " +
+                                   "in this document", "SecurityError");
+      }
+      return boot();
+    }), () => promiseThen(guarded(newContext, mlEntry, args), (context) => {
+      guarded(trackContext, home, context);
+      return context;
+    }));
+  }
+
+  function newContext(mlEntry, args) {
+    const home = mlEntry.realm;
+    const outcome = bridge.invoke(mlEntry.proxy, "createContext", argumentsForPython(arraySlice(args)));
+    return toPromise(unpack(outcome, home), home);
+  }
+
+  function notFullyActive(member) {
+    return new DOMExceptionCtor(`${member}: the document of this navigator.ml is no longer active`, "InvalidStateError");
+  }
+
+  // A frame's contexts are lost when its document goes away (the frame is removed or
+  // navigated), as a native implementation loses them with the document; the runtime,
+  // shared with the rest of the frame tree, keeps running.
+  function trackContext(realm, context) {
+    if (realm.detached) {
+      destroyContext(context);
+    } else if (realm !== localRealm) {
+      arrayPush(realm.contexts, WeakRefCtor ? new WeakRefCtor(context) : context);
+    }
+  }
+
+  function detach(realm) {
+    if (realm.detached || realm === localRealm) return;
+    realm.detached = true;
+    const contexts = realm.contexts;
+    realm.contexts = [];
+    for (let i = 0; i < contexts.length; i++) {
+      const context = WeakRefCtor ? weakRefDeref(contexts[i]) : contexts[i];
+      if (context) destroyContext(context);
+    }
+  }
+
+  function destroyContext(context) {
+    const entry = weakMapGet(brands, context);
+    if (!entry || !entry.proxy) return;
+    const outcome = bridge.invoke(entry.proxy, "destroy", []);
+    if (PyProxy && outcome instanceof PyProxy) outcome.destroy();
+  }
+
+  // Errors made here belong to this realm; a frame's interface objects rethrow them as
+  // their own realm's TypeError / DOMException (a page's own exception passes as it is).
+  function describeError(error) {
+    if (error instanceof TypeErrorCtor) return { name: "TypeError", message: error.message };
+    if (error instanceof DOMExceptionCtor) return { name: error.name, message: error.message };
+    return null;
+  }
+
+  // ---- sharing the runtime with same-origin frames ---------------------------------------------
+  //
+  // One Python runtime per same-origin frame tree: a frame whose parent (same origin,
+  // same polyfill assets) already has one connects to it instead of booting its own, so
+  // objects work across the frames' realms, as native platform objects do (a page may
+  // build with a context its iframe created), and a frame costs no second Pyodide. The
+  // parent offers {pyodideURL, connect} under a registered symbol (a cross-origin parent
+  // throws on access); connect() gives only the port above, so page script that calls it
+  // gains nothing it could not do through the API (README "Security model").
+  const RUNTIME = Symbol.for("webnn-py runtime");
+
+  function parentRuntime() {
+    if (!isWindow || global.parent === global) return null;
+    try {
+      const shared = global.parent[RUNTIME];
+      return shared && shared.pyodideURL === pyodideURL && typeof shared.connect === "function" ? shared : null;
+    } catch (e) {
+      return null;   // a cross-origin parent
+    }
+  }
+
+  // ---- this realm's interface objects ------------------------------------------------------
+  //
+  // They hold no Python object: each operation and attribute forwards to the port of
+  // the runtime (this script's own, or a same-origin parent frame's), which checks the
+  // brand. Errors and promises from a parent frame's runtime are turned into this
+  // realm's, as a native implementation creates them in the method's realm.
+
+  let port = null;               // set below, before any interface object can be called
+  let foreignRuntime = false;    // the runtime lives in another realm (a same-origin parent frame)
+
+  function localError(error) {
+    if (!foreignRuntime) return error;
+    const described = port.describeError(error);
+    if (!described) return error;
+    return described.name === "TypeError" ? new TypeErrorCtor(described.message)
+                                          : new DOMExceptionCtor(described.message, described.name);
+  }
+
+  function callPort(operation, self, interfaceName, member, args) {
+    try {
+      return operation(self, interfaceName, member, args);
+    } catch (error) {
+      throw localError(error);
+    }
+  }
+
+  function promiseFromPort(operation, self, interfaceName, member, args) {
+    let promise;
+    try {
+      promise = operation(self, interfaceName, member, args);
+    } catch (error) {
+      return promiseReject(localError(error));
+    }
+    if (!foreignRuntime) return promise;
+    return new PromiseCtor((resolve, reject) => {
+      promiseThen(promise, resolve, (error) => reject(localError(error)));
+    });
+  }
+
+  const interfaces = {};        // name -> interface object (constructor function)
 
   function defineInterface(meta) {
     const name = meta.name;
     const ctor = function () {
-      if (!new.target) throw new TypeError(`Failed to construct '${name}': Please use the 'new' operator.`);
-      if (arguments[0] === ALLOW_CONSTRUCTION) return;
-      if (!meta.ctor) throw new TypeError("Illegal constructor");
+      if (!new.target) throw new TypeErrorCtor(`Failed to construct '${name}': Please use the 'new' operator.`);
+      if (!meta.ctor) throw new TypeErrorCtor("Illegal constructor");
       if (policyAllowed === false) {
         // §8.9.1 step 1 (the only constructor WebNN has is MLGraphBuilder's).
-        throw new DOMException(`Failed to construct '${name}': the "webnn" permissions policy does not allow WebNN ` +
-                               "in this document", "SecurityError");
+        throw new DOMExceptionCtor(`Failed to construct '${name}': the "webnn" permissions policy does not allow WebNN ` +
+                                   "in this document", "SecurityError");
       }
-      if (!bridge) throw new TypeError(`Failed to construct '${name}': the WebNN runtime is not ready`);
-      const result = bridge.construct(name, argumentsForPython(Array.from(arguments)));
-      if (result.type === FAILURE_TYPE) unpack(result);   // throws
-      attach(this, result);
+      callPort(port.construct, this, name, arraySlice(arguments));
     };
     Object.defineProperty(ctor, "name", { value: name });
     Object.defineProperty(ctor, "prototype", { writable: false });
@@ -363,22 +831,8 @@
       const promise = isPromiseType(op.overloads[0].returnType);
       const method = {
         [op.name](...args) {
-          let impl;
-          try {
-            impl = implOf(this, name, op.name);
-          } catch (error) {
-            if (promise) return Promise.reject(error);
-            throw error;
-          }
-          const outcome = bridge.invoke(impl, op.name, argumentsForPython(args));
-          if (!promise) return unpack(outcome);
-          let awaitable;
-          try {
-            awaitable = unpack(outcome);
-          } catch (error) {
-            return Promise.reject(error);
-          }
-          return toPromise(awaitable);
+          return promise ? promiseFromPort(port.invoke, this, name, op.name, args)
+                         : callPort(port.invoke, this, name, op.name, args);
         },
       }[op.name];
       Object.defineProperty(method, "length", { value: op.length });
@@ -386,26 +840,24 @@
     }
 
     for (const attr of meta.attributes) {
-      const promiseCache = new WeakMap();
+      const promiseCache = new WeakMapCtor();   // [SameObject]-like: one promise per wrapper
+      const promise = isPromiseType(attr.type);
       const frozen = /^FrozenArray</.test(attr.type);
-      const getter = {
+      const get = {
         [`get ${attr.name}`]() {
-          if (isPromiseType(attr.type)) {
-            // A promise-typed attribute reports errors as a rejected promise (WebIDL §3.7.6).
-            let impl;
-            try {
-              impl = implOf(this, name, attr.name);
-            } catch (error) {
-              return Promise.reject(error);
+          if (promise) {
+            let cached = weakMapGet(promiseCache, this);
+            if (!cached) {
+              cached = promiseFromPort(port.get, this, name, attr.name);
+              if (this !== null && typeof this === "object") weakMapSet(promiseCache, this, cached);
             }
-            if (!promiseCache.has(this)) promiseCache.set(this, toPromise(unpack(bridge.get(impl, attr.name))));
-            return promiseCache.get(this);
+            return cached;
           }
-          const value = unpack(bridge.get(implOf(this, name, attr.name), attr.name));
-          return frozen ? Object.freeze(value) : value;
+          const value = callPort(port.get, this, name, attr.name);
+          return frozen ? ObjectFreeze(value) : value;
         },
       }[`get ${attr.name}`];
-      Object.defineProperty(proto, attr.name, { get: getter, enumerable: true, configurable: true });
+      Object.defineProperty(proto, attr.name, { get, enumerable: true, configurable: true });
     }
 
     interfaces[name] = ctor;
@@ -429,37 +881,60 @@
   // allowed (unless an allow attribute says otherwise); a cross-origin frame asks
   // its parent's polyfill, which vouches for it only if the <iframe> delegates
   // "webnn" to the frame's origin and the parent is itself allowed. A parent
-  // without the polyfill cannot vouch, so the frame is refused.
+  // without the polyfill cannot vouch, so the frame is refused — for that call: a
+  // question nobody answered is asked again by the next createContext(), and a
+  // parent whose polyfill arrives late tells its frames to ask again. A dedicated
+  // worker has its creator document's policy, which the polyfill in that document
+  // hands it (see "workers" below).
 
   const POLICY_QUERY = "webnn-py:policy-query";
   const POLICY_ANSWER = "webnn-py:policy-answer";
-  let policyDecision = null;   // Promise<boolean>, decided once per global
-  let policyAllowed = null;    // its value once known, for the synchronous MLGraphBuilder check
+  const POLICY_READY = "webnn-py:policy-ready";
+  const WORKER_POLICY = "webnn-py:creator-policy";
+  const WORKER_POLICY_REQUEST = "webnn-py:creator-policy-request";
+  const NO_ANSWER_MS = 10000;   // then refuse this call (a parent or creator without the polyfill)
+  let policyDecision = null;    // Promise<true | false | undefined>; undefined: nobody answered (yet)
+  let policyAllowed = null;     // the definite answer once known, for the synchronous MLGraphBuilder check
 
-  function webnnAllowed() {
+  function decision() {
     if (!policyDecision) {
-      policyDecision = decidePolicy().then((allowed) => (policyAllowed = allowed));
+      const asked = policyDecision = promiseThen(decidePolicy(), (allowed) => {
+        if (allowed === true || allowed === false) {
+          policyAllowed = allowed;
+          return allowed;
+        }
+        if (policyDecision === asked) policyDecision = null;   // ask again next time
+        return undefined;
+      });
     }
     return policyDecision;
   }
 
-  const POLICY_HOOK = Symbol.for("webnn-py:policy");  // same-origin frames ask through it
+  // For a realm's createContext(): report(true) only if allowed.
+  function reportAllowed(report) {
+    promiseThen(decision(), (allowed) => report(allowed === true));
+  }
 
-  async function decidePolicy() {
-    if (!isWindow) return true;  // a worker has no Document of its own to consult
-    const known = document.featurePolicy && document.featurePolicy.features().includes("webnn");
-    if (known) return document.featurePolicy.allowsFeature("webnn");
+  const POLICY_HOOK = Symbol.for("webnn-py:policy");  // same-origin frames ask through it
+  const featurePolicy = isWindow && global.document.featurePolicy;
+  const browserKnowsWebnn = !!featurePolicy && arrayIncludes(featurePolicy.features(), "webnn");
+  const browserAllowsWebnn = browserKnowsWebnn && featurePolicy.allowsFeature("webnn");
+
+  function decidePolicy() {
+    if (isDedicatedWorker) return askCreator();
+    if (!isWindow) return promiseResolve(true);   // shared and service workers: their own policy, 'self'
+    if (browserKnowsWebnn) return promiseResolve(browserAllowsWebnn);
     return allowedIn(window);
   }
 
-  async function allowedIn(win) {
-    if (win === win.parent) return true;   // a top-level document
+  function allowedIn(win) {
+    if (win === win.parent) return promiseResolve(true);   // a top-level document
     let frame = null;
     try {
       frame = win.frameElement;
     } catch (e) { /* a cross-origin parent */ }
-    if (!frame) return win === window ? askParent() : false;
-    if (!delegates(frame, win.location.origin, true)) return false;
+    if (!frame) return win === window ? askParent() : promiseResolve(false);
+    if (!delegates(frame, win.location.origin, true)) return promiseResolve(false);
     const parentDecision = win.parent[POLICY_HOOK];
     return parentDecision ? parentDecision() : allowedIn(win.parent);
   }
@@ -467,16 +942,19 @@
   // Does <iframe allow="..."> grant "webnn" to `origin`? `byDefault` is what
   // applies without a webnn directive (the default allowlist 'self').
   function delegates(frame, origin, byDefault) {
-    const directive = (frame.getAttribute("allow") || "").split(";").map((d) => d.trim().split(/\s+/))
-      .find((tokens) => tokens[0] === "webnn");
+    const directive = arrayFind(arrayMap(stringSplit(frame.getAttribute("allow") || "", ";"),
+                                         (d) => stringSplit(stringTrim(d), /\s+/)),
+                                (tokens) => tokens[0] === "webnn");
     if (!directive) return byDefault;
-    const allowlist = directive.slice(1);
-    if (allowlist.length === 0) allowlist.push("'src'");
-    return allowlist.some((item) => {
+    const allowlist = arraySlice(directive, 1);
+    if (allowlist.length === 0) arrayPush(allowlist, "'src'");
+    return arraySome(allowlist, (item) => {
       if (item === "*") return true;
       if (item === "'none'") return false;
       if (item === "'self'") return origin === location.origin;
-      if (item === "'src'") return origin === new URL(frame.src, location.href).origin;
+      // A sandboxed frame (no allow-same-origin) has an opaque origin, "null"; like
+      // Chromium's own policy, 'src' still matches it.
+      if (item === "'src'") return origin === new URL(frame.src, location.href).origin || opaqueSandboxed(frame, origin);
       try {
         return new URL(item).origin === origin;
       } catch (e) {
@@ -485,66 +963,179 @@
     });
   }
 
+  function opaqueSandboxed(frame, origin) {
+    if (origin !== "null" || !frame.hasAttribute("sandbox")) return false;
+    return !arrayIncludes(stringSplit(stringTrim(frame.getAttribute("sandbox")), /\s+/), "allow-same-origin");
+  }
+
+  // Ask the parent's polyfill. Messages count only if the browser made them (isTrusted:
+  // page script can dispatch a MessageEvent with any data and source) and come from
+  // the parent; their fields are read with the getters captured at load.
   function askParent() {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => finish(false), 3000);
-      function finish(allowed) {
-        clearTimeout(timer);
-        window.removeEventListener("message", onMessage);
+    const parent = window.parent;
+    return new PromiseCtor((resolve) => {
+      let timer = null;
+      const finish = (allowed) => {
+        clearTimer(timer);
+        unlisten(window, "message", onMessage);
         resolve(allowed);
-      }
+      };
+      const ask = () => parent.postMessage({ type: POLICY_QUERY }, "*");
       function onMessage(event) {
-        if (event.source === window.parent && event.data && event.data.type === POLICY_ANSWER) {
-          finish(event.data.allowed === true);
-        }
+        if (!eventIsTrusted(event) || messageSource(event) !== parent) return;
+        const data = messageData(event);
+        if (data === null || typeof data !== "object") return;
+        if (data.type === POLICY_ANSWER) finish(data.allowed === true);
+        else if (data.type === POLICY_READY) ask();        // its polyfill arrived after our question
       }
-      window.addEventListener("message", onMessage);
-      window.parent.postMessage({ type: POLICY_QUERY }, "*");
+      listen(window, "message", onMessage);
+      timer = setTimer(() => finish(undefined), NO_ANSWER_MS);
+      ask();
     });
   }
 
+  function frameOf(source) {
+    const frames = document.querySelectorAll("iframe, frame");
+    for (let i = 0; i < frames.length; i++) if (frames[i].contentWindow === source) return frames[i];
+    return null;
+  }
+
   if (isWindow) {
-    Object.defineProperty(window, POLICY_HOOK, { value: webnnAllowed });
+    Object.defineProperty(window, POLICY_HOOK, { value: () => promiseThen(decision(), (allowed) => allowed === true) });
     // Answer our cross-origin frames' questions about their policy.
-    window.addEventListener("message", async (event) => {
-      if (!event.data || event.data.type !== POLICY_QUERY) return;
-      const frame = Array.from(document.querySelectorAll("iframe")).find((f) => f.contentWindow === event.source);
+    listen(window, "message", (event) => {
+      const data = eventIsTrusted(event) ? messageData(event) : null;
+      if (data === null || typeof data !== "object" || data.type !== POLICY_QUERY) return;
+      const source = messageSource(event), origin = messageOrigin(event);
+      const frame = frameOf(source);
       if (!frame) return;
-      const sameOrigin = event.origin === location.origin;
-      const allowed = (await webnnAllowed()) && delegates(frame, event.origin, sameOrigin);
-      event.source.postMessage({ type: POLICY_ANSWER, allowed }, event.origin === "null" ? "*" : event.origin);
+      promiseThen(decision(), (allowed) => {
+        const answer = allowed === true && delegates(frame, origin, origin === location.origin);
+        source.postMessage({ type: POLICY_ANSWER, allowed: answer }, origin === "null" ? "*" : origin);
+      });
+    });
+    // Frames that asked before this script ran were not heard: tell them to ask again.
+    for (let i = 0; i < window.length; i++) {
+      try {
+        window[i].postMessage({ type: POLICY_READY }, "*");
+      } catch (e) { /* a frame going away */ }
+    }
+    decision();   // known before the page's next script runs (for top-level documents)
+  }
+
+  // ---- workers: a dedicated worker has its creator document's policy ----------------------
+  //
+  // The Worker constructor is wrapped: when this document is not known to be allowed
+  // (a frame still asking, or refused), the worker's first message carries a private
+  // MessagePort — page script gets the Worker object only afterwards, so nothing it
+  // posts can come first — and the polyfill in the worker asks its creator's decision
+  // on that port whenever it needs one. A worker of an allowed document gets no such
+  // message (no worker code sees a stray message) and asks its creator for a port when
+  // it needs a decision; the request and the reply are hidden from page listeners.
+  // The polyfill in a worker refuses when no creator answers (its document did not run
+  // this script). What remains forgeable is in the README's "Security model".
+
+  function answerOn(channelPort) {
+    listen(channelPort, "message", () => {
+      promiseThen(decision(), (allowed) => portPostMessage(channelPort, { allowed: allowed === undefined ? null : allowed }));
+    });
+    portStart(channelPort);
+  }
+
+  function inheritPolicyInWorkers() {
+    const NativeWorker = global.Worker;
+    if (typeof NativeWorker !== "function" || !MessageChannelCtor) return;
+    const postToWorker = uncurry(NativeWorker.prototype.postMessage);
+    const sendPort = (worker) => {
+      const channel = new MessageChannelCtor();
+      answerOn(channel.port1);
+      postToWorker(worker, { type: WORKER_POLICY }, [channel.port2]);
+    };
+    const Worker = function Worker(scriptURL) {   // eslint-disable-line no-unused-vars
+      if (!new.target) {
+        throw new TypeErrorCtor("Failed to construct 'Worker': Please use the 'new' operator, this DOM object " +
+                                "constructor cannot be called as a function.");
+      }
+      const worker = construct(NativeWorker, arraySlice(arguments), new.target === Worker ? NativeWorker : new.target);
+      if (policyAllowed !== true) sendPort(worker);
+      listen(worker, "message", (event) => {
+        const data = eventIsTrusted(event) ? messageData(event) : null;
+        if (data === null || typeof data !== "object" || data.type !== WORKER_POLICY_REQUEST) return;
+        stopImmediatePropagation(event);
+        sendPort(worker);
+      });
+      return worker;
+    };
+    defineProperty(Worker, "prototype", { value: NativeWorker.prototype, writable: false });
+    defineProperty(Worker, "length", { value: NativeWorker.length });
+    setPrototypeOf(Worker, getPrototypeOf(NativeWorker));
+    defineProperty(NativeWorker.prototype, "constructor", { value: Worker, writable: true, enumerable: false, configurable: true });
+    defineProperty(global, "Worker", { value: Worker, writable: true, enumerable: false, configurable: true });
+  }
+
+  // In a dedicated worker: the first trusted WORKER_POLICY message brings the port. The
+  // listener is in place before any message is dispatched (they wait for the worker's
+  // script to have run), and stops the message from reaching the page's listeners.
+  let creatorPort = null;   // Promise<MessagePort>
+  let requestedPort = false;
+  if (isDedicatedWorker && MessageChannelCtor) {
+    creatorPort = new PromiseCtor((resolve) => {
+      const onMessage = (event) => {
+        const data = eventIsTrusted(event) ? messageData(event) : null;
+        if (data === null || typeof data !== "object" || data.type !== WORKER_POLICY) return;
+        const ports = messagePorts(event);
+        if (ports.length !== 1) return;
+        stopImmediatePropagation(event);
+        resolve(ports[0]);   // the first one; later ones (answers to a request) are ignored
+      };
+      listen(global, "message", onMessage, true);
     });
   }
+
+  function askCreator() {
+    if (!creatorPort) return promiseResolve(false);
+    if (!requestedPort) {
+      requestedPort = true;
+      // A creator that sent no port (it was allowed): ask for one. If a port is
+      // already queued, it arrives first and this request's answer is ignored.
+      global.postMessage({ type: WORKER_POLICY_REQUEST });
+    }
+    return new PromiseCtor((resolve) => {
+      const timer = setTimer(() => resolve(undefined), NO_ANSWER_MS);
+      promiseThen(creatorPort, (channelPort) => {
+        const onAnswer = (event) => {
+          unlisten(channelPort, "message", onAnswer);
+          clearTimer(timer);
+          const data = messageData(event);
+          const allowed = data !== null && typeof data === "object" ? data.allowed : undefined;
+          resolve(allowed === true || allowed === false ? allowed : undefined);
+        };
+        listen(channelPort, "message", onAnswer);
+        portStart(channelPort);
+        portPostMessage(channelPort, null);
+      });
+    });
+  }
+
+  inheritPolicyInWorkers();
 
   // ---- navigator.ml ([SameObject]): a wrapper of the Python ML whose Python object
   // arrives when the runtime has booted. createContext() waits for that.
 
-  const mlImpl = {};
-  mlImpl.ready = new Promise((resolve) => { mlImpl.resolve = resolve; });
-  const ml = new interfaces.ML(ALLOW_CONSTRUCTION);
-  Object.defineProperty(ml, BRAND, { value: "ML" });  // its IMPL arrives with the runtime
-  let mlProxy = null;
-  Object.defineProperty(ml, IMPL, { get: () => mlProxy });
-  mlImpl.ready.then((proxy) => { mlProxy = proxy; });
-
-  const createContext = interfaces.ML.prototype.createContext;
-  Object.defineProperty(interfaces.ML.prototype, "createContext", {
-    value: {
-      createContext(...args) {
-        if (this !== ml) return createContext.apply(this, args);   // rejects: illegal invocation
-        // §8.2.2 step 3: a document not allowed to use "webnn" gets a SecurityError.
-        return Promise.all([webnnAllowed(), boot()]).then(([allowed]) => {
-          if (!allowed) {
-            throw new DOMException("createContext: the \"webnn\" permissions policy does not allow WebNN " +
-                                   "in this document", "SecurityError");
-          }
-          return createContext.apply(this, args);
-        });
-      },
-    }.createContext,
-    writable: true, enumerable: true, configurable: true,
-  });
-  Object.defineProperty(interfaces.ML.prototype.createContext, "length", { value: createContext.length });
+  const ml = ObjectCreate(interfaces.ML.prototype);
+  const prototypes = {};
+  const names = Object.keys(interfaces);
+  for (let i = 0; i < names.length; i++) prototypes[names[i]] = interfaces[names[i]].prototype;
+  const realmDescriptor = { prototypes, ml, allowed: reportAllowed };
+  const shared = parentRuntime();
+  if (shared) {
+    port = shared.connect(realmDescriptor);
+    foreignRuntime = true;
+    // This document going away (the frame removed or navigated) loses its contexts.
+    listen(global, "pagehide", (event) => { if (!event.persisted) port.detach(); });
+  } else {
+    port = connect(realmDescriptor, true);
+  }
 
   const navigatorProto = Object.getPrototypeOf(global.navigator);
   Object.defineProperty(navigatorProto, "ml", {
@@ -559,15 +1150,21 @@
     configurable: true,
   });
 
-  if (isWindow) Object.defineProperty(global, RUNTIME, { value: { pyodideURL, boot } });
+  if (isWindow) {
+    // What same-origin child frames find: the runtime's assets and connect(), nothing else
+    // (a frame that uses its parent's runtime passes that on).
+    Object.defineProperty(global, RUNTIME, {
+      value: shared || ObjectFreeze({ __proto__: null, pyodideURL, connect: (descriptor) => connect(descriptor, false) }),
+    });
+  }
 
   // Start loading right away (pages that include the polyfill mean to use it),
   // unless asked to wait for the first createContext().
   if (isServiceWorker) {
     // importScripts() of new URLs is only allowed until the service worker is
     // installed: keep it installing until the runtime's scripts are in.
-    global.addEventListener("install", (event) => event.waitUntil(boot()));
+    global.addEventListener("install", (event) => event.waitUntil(port.boot()));
   } else if (!config.lazy) {
-    boot().catch((error) => global.console.error("webnn-py: failed to start", error));
+    promiseThen(port.boot(), undefined, (error) => global.console.error("webnn-py: failed to start", error));
   }
 })(typeof globalThis !== "undefined" ? globalThis : self);

@@ -1,0 +1,124 @@
+"""Internals out of page script's reach (issue 19; README "Security model").
+
+2. Brands are not forgeable and the runtime offered to same-origin frames hands out
+   nothing Python: the issue's reproducers (registered-symbol brands, the runtime's
+   boot()) and what a page could try with the port that replaced them.
+9. Built-ins replaced after the polyfill loaded (throwing replacements, so any use
+   shows) neither break the shim nor are handed a Python object.
+10. Another origin's frame posting what Pyodide's own message listeners react to
+   causes no uncaught error; the page's listeners still see every message.
+13. A removed iframe's contexts are lost; the parent-shared runtime keeps running.
+14. A Float16Array inside a record (MLModel.compute()'s inputs) works.
+Expected values are hand-computed."""
+import pytest
+
+from . import PAGES, lacks
+
+
+@pytest.fixture(scope="module")
+def internals(browser):
+    from webnn_py.serve import PolyfillServer
+
+    with PolyfillServer(root=PAGES) as server, browser.new_page() as page:
+        page.goto(f"{server.url}/security_internals.html")
+        page.evaluate("window.securityReady")
+        yield page, browser
+
+
+def test_brands_cannot_be_forged_and_nothing_python_is_reachable(internals):
+    page, _ = internals
+    facts = page.evaluate("forgery()")
+    assert page.errors == []
+    # The issue's reproducers: registered-symbol brands are gone, forging them does nothing.
+    assert facts["mlImpl"] == "undefined"
+    assert facts["ownKeys"] == [0, 0, 0]                   # wrappers carry no own properties at all
+    assert facts["forgedCreateContext"] == "TypeError"
+    assert facts["forgedContext"] == "TypeError"
+    # self[Symbol.for("webnn-py runtime")]: no boot(), only what same-origin frames need.
+    assert facts["runtimeBoot"] == "undefined"
+    assert facts["runtimeKeys"] == ["connect", "pyodideURL"]
+    # Its port: API calls on branded wrappers, members named by the IDL, nothing else.
+    assert facts["portKeys"] == ["boot", "construct", "describeError", "detach", "get", "invoke"]
+    assert facts["portBoot"] is None                       # resolves with undefined, not the bridge
+    for key in ["portForged", "portPrivateMember", "portPrivateAttribute", "portWrongInterface",
+                "portConstructExisting", "portConstructML", "portAfterExtending"]:
+        assert facts[key] == "TypeError", (key, facts)
+    assert facts["portDescribe"] == {"name": "TypeError", "message": "x"}
+    assert facts["metadata"] == "TypeError"                # the IDL metadata is frozen
+    assert facts["policyHook"] is True
+
+
+def test_replaced_builtins_neither_break_the_shim_nor_see_python_objects(internals):
+    page, _ = internals
+    facts = page.evaluate("replacedBuiltins()")
+    assert facts["outcome"] == {"values": [11, 22, 3.5], "mismatch": "InvalidStateError", "brand": "TypeError",
+                                "lost": "function"}, facts
+    # Only the delegating replacements may have been called (the page's own awaits and
+    # WebIDL's sequence conversion call @@iterator natively too); no throwing one was.
+    called = set(facts["calls"])
+    assert called <= {"Promise.prototype.then", "Function.prototype.call", "Function.prototype.bind",
+                      "Array.prototype[Symbol.iterator]"}, facts["calls"]
+    assert facts["pyProxiesSeen"] == 0
+    assert page.errors == []
+
+
+def test_replaced_promise_and_post_task_see_no_python_objects(internals):
+    page, _ = internals
+    facts = page.evaluate("replacedConstructors()")
+    assert facts["outcome"]["values"] == [11, 22, 3.5], facts
+    assert facts["pyProxiesSeen"] == 0
+    assert page.errors == []
+
+
+def test_float16array_inside_a_record(internals, tmp_path):
+    page, _ = internals
+    xml = _relu_f16_ir(tmp_path)
+    facts = page.evaluate(f"float16InRecords({xml!r})")
+    if facts["float16Array"] == "undefined":
+        pytest.skip(lacks(internals[1], "Float16Array"))
+    # relu of the float16 values [-1.5, 2, -0, 65504], converted to float32 (exact)
+    assert facts["values"] == [0, 2, 0, 65504]
+    assert facts["dimensions"] == [4]
+    assert facts["getterReads"] == 1                        # read once, by the conversion
+    assert facts["again"] == [3, 0, 0.5, 0]
+    assert page.errors == []
+
+
+def _relu_f16_ir(directory) -> str:
+    """float32(relu(x)), x: f16[4], as OpenVINO IR text (made by OpenVINO itself)."""
+    ov = pytest.importorskip("openvino")
+    from openvino import opset13 as ops
+
+    x = ops.parameter([4], ov.Type.f16, name="x")
+    model = ov.Model([ops.convert(ops.relu(x), ov.Type.f32)], [x], "relu")
+    ov.save_model(model, directory / "relu.xml", compress_to_fp16=False)
+    return (directory / "relu.xml").read_text()
+
+
+def test_message_noise_from_another_origin(browser):
+    from webnn_py.serve import PolyfillServer
+
+    with PolyfillServer(root=PAGES) as server, browser.new_page() as page:
+        page.goto(f"{server.url}/security_messages.html")
+        facts = page.evaluate("window.messageFacts")
+        errors = list(page.errors)
+    assert errors == []
+    assert sorted(facts["received"]) == sorted(facts["noise"])     # the page's own listener saw them all
+    assert facts["values"] == [20, 21, 18, 20.5]
+
+
+def test_a_removed_frames_contexts_are_lost(browser):
+    from webnn_py.serve import PolyfillServer
+
+    with PolyfillServer(root=PAGES) as server, browser.new_page() as page:
+        page.goto(f"{server.url}/security_frames.html")
+        facts = page.evaluate("window.removedFrameFacts")
+        errors = list(page.errors)
+    assert errors == []
+    assert facts["before"] == [2, 4]                        # the frame's context worked
+    assert facts["lost"] is True                            # context.lost resolved after removal
+    assert facts["createTensorAfter"] == "InvalidStateError"
+    assert facts["dispatchAfter"] == "InvalidStateError"
+    assert facts["createContextAfter"] == "InvalidStateError"
+    assert facts["parentStillComputes"] == [5, 7]           # the shared runtime keeps running
+    assert facts["frameLoadedPyodide"] == "undefined"       # it was the parent's runtime
