@@ -114,14 +114,8 @@ async def if_(ctx):
         raise ctx.malformed("it has no IfOptions")
     # IfOptions: then_subgraph_index (field 0), else_subgraph_index (field 1).
     branches = (("then", op.options.scalar(0, "i32")), ("else", op.options.scalar(1, "i32")))
-    model = ctx.model
     for role, index in branches:
-        if not 0 <= index < len(model.subgraphs):
-            raise ctx.malformed(f"its {role} subgraph index {index} is out of range (the model has "
-                                f"{len(model.subgraphs)} subgraphs)")
-        if len(model.subgraphs[index].outputs) != len(op.outputs):
-            raise ctx.malformed(f"its {role} subgraph {index} has {len(model.subgraphs[index].outputs)} outputs, "
-                                f"IF has {len(op.outputs)}")
+        _check_called(ctx, role, index)
     if ctx.input_tensor(0).type_code != BOOL:
         raise ctx.malformed(f"its condition {ctx.input_tensor(0).name!r} is {ctx.input_tensor(0).type_name}, not BOOL")
     condition = _condition(ctx, ctx.input(0), ctx.b, ctx.input_tensor(0))
@@ -136,6 +130,18 @@ async def if_(ctx):
                            f"{list(then.shape)} from the then branch and {other.dataType} {list(other.shape)} "
                            "from the else branch; WebNN operands need one static type and shape")
         ctx.set_output(k, ctx.b.where(condition, then, other))
+
+
+def _check_called(ctx, role: str, index: int) -> None:
+    """A subgraph the operator runs in its place (IF's and STABLEHLO_CASE's branches,
+    a composite's decomposition) exists and has the operator's number of outputs."""
+    model = ctx.model
+    if not 0 <= index < len(model.subgraphs):
+        raise ctx.malformed(f"its {role} subgraph index {index} is out of range (the model has "
+                            f"{len(model.subgraphs)} subgraphs)")
+    if len(model.subgraphs[index].outputs) != len(ctx.op.outputs):
+        raise ctx.malformed(f"its {role} subgraph {index} has {len(model.subgraphs[index].outputs)} outputs, "
+                            f"{ctx.op.opcode.name} has {len(ctx.op.outputs)}")
 
 
 async def _run_if(ctx, role: str, index: int, condition, operands: list) -> list:
@@ -184,16 +190,10 @@ async def stablehlo_case(ctx):
     is the taken branch's, chosen by where()."""
     table = ctx.op.options_2
     branches = [] if table is None else table.ints(0, "branch_subgraph_indices")
-    model = ctx.model
     if not branches:
         raise ctx.malformed("it has no branch subgraphs")
-    for index in branches:
-        if not 0 <= index < len(model.subgraphs):
-            raise ctx.malformed(f"its branch subgraph index {index} is out of range (the model has "
-                                f"{len(model.subgraphs)} subgraphs)")
-        if len(model.subgraphs[index].outputs) != len(ctx.op.outputs):
-            raise ctx.malformed(f"its branch subgraph {index} has {len(model.subgraphs[index].outputs)} outputs, "
-                                f"the operator {len(ctx.op.outputs)}")
+    for k, index in enumerate(branches):
+        _check_called(ctx, f"branch {k}", index)
     b = ctx.b
     selector = ctx.input(0)
     if selector.dataType != "int32" or int(np.prod(selector.shape, dtype=np.int64)) != 1:
@@ -229,13 +229,7 @@ async def stablehlo_composite(ctx):
     if table is None:
         raise ctx.malformed("it has no StableHLOCompositeOptions")
     index = table.scalar(1, "i32")
-    model = ctx.model
-    if not 0 <= index < len(model.subgraphs):
-        raise ctx.malformed(f"its decomposition subgraph index {index} is out of range (the model has "
-                            f"{len(model.subgraphs)} subgraphs)")
-    if len(model.subgraphs[index].outputs) != len(ctx.op.outputs):
-        raise ctx.malformed(f"its decomposition subgraph {index} has {len(model.subgraphs[index].outputs)} outputs, "
-                            f"the operator {len(ctx.op.outputs)}")
+    _check_called(ctx, "decomposition", index)
     operands = [ctx.input(k) for k in range(len(ctx.op.inputs))]
     results = await ctx.call(index, ctx.b, operands, "decomposition", state=ctx.state)
     for k, value in enumerate(results):
