@@ -750,3 +750,29 @@ def test_atan2_every_octant():
     x[:8] = [0, 1, 0, 0, -1, 2, 3, -1e30]
     ours = check(one_op("ATAN2", [y, x], [((4000,), F32)]), tolerance=1e-6)
     np.testing.assert_allclose(ours["y0"], np.arctan2(y.astype(np.float64), x), rtol=3e-7, atol=3e-7)
+
+
+# -- the importer's earlier translators that had no test of their own ---------------------------------
+
+@pytest.mark.parametrize("code,low", [("EXP", -3), ("LOG", 0.1), ("ABS", -3), ("NEG", -3), ("SQRT", 0.0),
+                                      ("FLOOR", -3), ("CEIL", -3), ("RELU_N1_TO_1", -3)])
+def test_unary_earlier(code, low):
+    x = rand(3, 8, low=low, high=3)
+    check(one_op(code, [x], [(x.shape, F32)]), tolerance=2e-6)
+
+
+@pytest.mark.parametrize("code", ["MAXIMUM", "MINIMUM", "POW"])
+def test_binary_earlier(code):
+    a, b = rand(2, 3, 4, low=0.1, high=3), rand(3, 1, low=-2, high=2)
+    check(one_op(code, [a, b], [((2, 3, 4), F32)]), tolerance=2e-6)
+    if code != "POW":       # LiteRT's POW has no int8 kernel
+        check_quantized(quantized_op(code, [a, b], [((2, 3, 4), "q")], in_q=(1 / 32, 0), out_q=(1 / 32, 0)), 1 / 32)
+
+
+def test_l2_pool_2d_and_reduce_prod():
+    x = rand(1, 6, 5, 2)
+    opts = options("Pool2DOptions", padding=0, strideW=2, strideH=2, filterWidth=2, filterHeight=3)
+    check(one_op("L2_POOL_2D", [x], [((1, 3, 3, 2), F32)], opts=opts), tolerance=2e-6)
+    y = rand(2, 3, 4, low=0.5, high=1.5)
+    check(one_op("REDUCE_PROD", [y], [((2,), F32)], [np.array([1, 2], I32)], options("ReducerOptions")),
+          tolerance=2e-6)

@@ -26,7 +26,13 @@ def _pool(method: str):
         strides = [opt.read(ctx, 2, "i32"), opt.read(ctx, 1, "i32")]
         options = {"layout": "nhwc", "windowDimensions": window, "strides": strides,
                    "padding": opt.padding_2d(ctx, opt.read(ctx, 0, "i8"), x.shape[1:3], window, strides)}
-        out = getattr(ctx.b, method)(x, options)
+        if method == "l2Pool2d":
+            # TFLite's L2 pool is sqrt(sum(x^2) / n) over the n elements inside the
+            # input; WebNN's l2Pool2d is the L2 norm, sqrt(sum(x^2)), with no division.
+            # The mean of squares is averagePool2d of x^2 (padding excluded, as here).
+            out = ctx.b.sqrt(ctx.b.averagePool2d(ctx.b.mul(x, x), options))
+        else:
+            out = getattr(ctx.b, method)(x, options)
         ctx.set_output(0, ctx.activation(out, opt.read(ctx, 5, "i8")))
     return translate
 
