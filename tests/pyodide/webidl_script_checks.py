@@ -135,6 +135,14 @@ def test_bigints_still_go_where_bigint_is_accepted():
     value = run_js("({ minValue: 5n })")
     assert convert_dictionary("MLClampOptions", value)["minValue"] == 5
     assert convert(run_js("[1n, 2]"), "sequence<(bigint or unrestricted double)>") == [1, 2.0]
+    # ToNumeric for an object: a wrapped BigInt stays a bigint, anything else is a Number;
+    # valueOf runs once.
+    calls = run_js("[]")
+    wrapped = run_js("(calls) => ({ valueOf() { calls.push(1); return 6n; } })")(calls)
+    assert convert(wrapped, "(bigint or unrestricted double)") == 6 and calls.length == 1
+    assert convert(run_js("Object(7n)"), "(bigint or unrestricted double)") == 7
+    number = convert(run_js("({ valueOf() { return 2.5; } })"), "(bigint or unrestricted double)")
+    assert number == 2.5 and type(number) is float
 
 
 def test_plain_values_are_unchanged():

@@ -381,6 +381,9 @@ _SCRIPT_HELPERS_SOURCE = r"""
     toNumber(v) {                                   // ECMAScript ToNumber (a BigInt: TypeError)
       try { return +v; } catch (e) { return thrown(e); }
     },
+    toNumeric(v) {                                  // ECMAScript ToNumeric: a Number or a BigInt
+      try { return bigint(-(-v)); } catch (e) { return thrown(e); }   // negation keeps -0 and NaN
+    },
     toString(v) {                                   // ECMAScript ToString
       try { return `${v}`; } catch (e) { return thrown(e); }
     },
@@ -1336,8 +1339,11 @@ def convert_union(v: Any, t: IdlType, where: str = "value") -> Any:
     if "string" in cats:
         return convert(v, first("string"), where)
     if "numeric" in cats and "bigint" in cats:
-        # ToNumeric: only a BigInt (or an object wrapping one) gives a bigint, and
-        # those arrived as int above; everything else becomes a Number.
+        # ToNumeric: a BigInt primitive was taken above; an object whose valueOf gives
+        # one (Object(5n)) is a bigint too; everything else becomes a Number.
+        if _IN_PYODIDE and isinstance(v, JsProxy):
+            x = _script("toNumeric", v)
+            return int(x) if isinstance(x, JsBigInt) else convert(x, first("numeric"), where)
         return convert(v, first("numeric"), where)
     if "numeric" in cats:
         return convert(v, first("numeric"), where)
