@@ -191,7 +191,8 @@ def prune_cache(keep: set[str], cache: Path = COMPRESSED_CACHE) -> None:
 
 def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
     """Write dist_dir (replacing it whole) and return its manifest."""
-    runtime = runtime_files(runtime_dir)
+    with build_lock("runtime"):   # tools/setup_runtime.py may be replacing the wheel right now
+        runtime = runtime_files(runtime_dir)
     folder = RUNTIME_PREFIX + folder_hash(runtime)
     entry = entry_script(folder, read(SHIM).decode(), read(METADATA).decode())
     files = {ENTRY: (entry, "the script tag; boots the runtime at once (or at the first createContext() "

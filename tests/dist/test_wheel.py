@@ -3,6 +3,7 @@ venv with numpy runs the README's host example, copied out of the README itself,
 checkout (so the editable install and the sources cannot stand in for the wheel)."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,13 @@ def readme_host_example() -> str:
 
 @pytest.mark.slow
 def test_the_wheel_installs_in_a_clean_venv_and_runs_the_readme_example(pyodide_runtime, tmp_path):
-    (wheel,) = (REPO / "build" / "dist").glob("webnn_py-*-py3-none-any.whl")
+    from tools.buildlock import build_lock
+
+    # Copied under the runtime step's lock: another session may be rebuilding the wheel.
+    with build_lock("runtime"):
+        (built,) = (REPO / "build" / "dist").glob("webnn_py-*-py3-none-any.whl")
+        wheel = tmp_path / built.name
+        shutil.copyfile(built, wheel)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
