@@ -776,3 +776,35 @@ def test_l2_pool_2d_and_reduce_prod():
     y = rand(2, 3, 4, low=0.5, high=1.5)
     check(one_op("REDUCE_PROD", [y], [((2,), F32)], [np.array([1, 2], I32)], options("ReducerOptions")),
           tolerance=2e-6)
+
+
+def _reduce_window_model(body_code, window, strides, padding, base=None, init=0.0):
+    w = ModelWriter()
+    g, body = w.subgraph(), w.subgraph()
+    a, b, c = body.tensor([], F32), body.tensor([], F32), body.tensor([], F32)
+    body.op(body_code, [a, b], [c])
+    body.io([a, b], [c])
+    x = g.tensor([1, 6, 7, 2], F32, name="x0")
+    rank = 4
+    base = base or [1] * rank
+    dilated = [(n - 1) * d + 1 for n, d in zip([1, 6, 7, 2], base)]
+    padded = [n + lo + hi for n, lo, hi in zip(dilated, padding[0::2], padding[1::2])]
+    out = [(n - w_) // s + 1 for n, w_, s in zip(padded, window, strides)]
+    y = g.tensor(out, F32, name="y0")
+    g.op("STABLEHLO_REDUCE_WINDOW", [x, g.const(np.array(init, F32))], [y],
+         options("StablehloReduceWindowOptions", windowDimensions=window, windowStrides=strides,
+                 baseDilations=base, windowDilations=[1] * rank, padding=padding, bodySubgraphIndex=body.index))
+    g.io([x], [y])
+    return w.finish()
+
+
+@pytest.mark.parametrize("body,init", [("STABLEHLO_ADD", 0.0), ("STABLEHLO_MAXIMUM", -np.inf),
+                                       ("STABLEHLO_MINIMUM", np.inf), ("STABLEHLO_MULTIPLY", 1.0)])
+@pytest.mark.parametrize("window,strides,padding,base", [
+    ([1, 3, 3, 1], [1, 2, 2, 1], [0, 0, 1, 1, 1, 1, 0, 0], None),
+    ([1, 2, 2, 1], [1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 0, 0], None),
+    ([1, 2, 3, 1], [1, 1, 2, 1], [0, 0, 0, 1, 2, 0, 0, 0], [1, 2, 1, 1]),
+])
+def test_stablehlo_reduce_window(body, init, window, strides, padding, base):
+    model = _reduce_window_model(body, window, strides, padding, base, init)
+    check((model, {"x0": rand(1, 6, 7, 2, low=0.5, high=1.5)}), tolerance=1e-6)

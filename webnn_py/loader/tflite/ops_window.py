@@ -1,4 +1,5 @@
-"""Interior padding and window reductions: DILATE, STABLEHLO_PAD, REDUCE_WINDOW.
+"""Interior padding and window reductions: DILATE, STABLEHLO_PAD, REDUCE_WINDOW,
+STABLEHLO_REDUCE_WINDOW.
 
 WebNN's pad() has no interior padding; it is built per axis from reshape + pad
 + slice: [..., n, ...] -> [..., n, 1, ...], padded with d - 1 values after each
@@ -81,15 +82,67 @@ def reduce_window(ctx):
     """REDUCE_WINDOW: input, init_value, window_shape, window_strides,
     window_dilations (constants); ReduceWindowOptions (builtin_options_2)
     reduce_function 0. No padding: output = floor((n - ((w - 1) d + 1)) / s) + 1."""
-    b = ctx.b
-    x = ctx.input(0)
-    rank = len(x.shape)
     window, strides, dilations = (_ints(ctx.required_const(k, what)) for k, what in
                                   ((2, "window_shape"), (3, "window_strides"), (4, "window_dilations")))
     table = ctx.op.options_2
     function = _REDUCE.get(0 if table is None else table.scalar(0, "i32"))
     if function is None:
         raise ctx.fail("its reduce_function is not ADD, MUL, MINIMUM, MAXIMUM, ALL or ANY")
+    ctx.set_output(0, _window_reduce(ctx, ctx.input(0), ctx.input_like(1, 0), window, strides, dilations, function))
+
+
+# The body subgraphs of STABLEHLO_REDUCE_WINDOW that are one binary operator.
+_BODY = {"ADD": "add", "STABLEHLO_ADD": "add", "MUL": "mul", "STABLEHLO_MULTIPLY": "mul", "MAXIMUM": "max",
+         "STABLEHLO_MAXIMUM": "max", "MINIMUM": "min", "STABLEHLO_MINIMUM": "min", "LOGICAL_AND": "logicalAnd",
+         "LOGICAL_OR": "logicalOr"}
+
+
+def stablehlo_reduce_window(ctx):
+    """STABLEHLO_REDUCE_WINDOW with one operand: input, init_value;
+    StablehloReduceWindowOptions (builtin_options_2): window_dimensions 0,
+    window_strides 1, base_dilations 2, window_dilations 3, padding 4 ([rank, 2]
+    flattened), body_subgraph_index 5. The body must be one of the binary operators
+    above applied to its two inputs (what converters write for sum, max and min
+    pooling). The input is dilated and padded with the init value, then reduced."""
+    table = ctx.op.options_2
+    if table is None or len(ctx.op.inputs) != 2 or len(ctx.op.outputs) != 1:
+        raise ctx.fail("only the one-operand form (input, init_value) with its options is supported")
+    x = ctx.input(0)
+    rank = len(x.shape)
+    window = table.ints(0, "window_dimensions", "i64")
+    # Absent options take their defaults: strides and dilations 1, no padding.
+    strides, base, dilations = (table.ints(slot, what, "i64") or [1] * rank for slot, what in
+                                ((1, "window_strides"), (2, "base_dilations"), (3, "window_dilations")))
+    padding = table.ints(4, "padding", "i64") or [0] * (2 * rank)
+    function = _body_function(ctx, table.scalar(5, "i32"))
+    if len(padding) != 2 * rank or len(base) != rank:
+        raise ctx.fail(f"padding {padding} and base dilations {base} do not fit rank {rank}")
+    init = ctx.input_like(1, 0)
+    value = padding_value(ctx, 1) if any(padding) or any(d != 1 for d in base) else None
+    x = dilate(ctx, x, base, value) if any(d != 1 for d in base) else x
+    if any(padding):
+        if min(padding) < 0:
+            raise ctx.fail(f"negative padding {padding} is not supported")
+        x = ctx.b.pad(x, padding[0::2], padding[1::2], {"value": value})
+    ctx.set_output(0, _window_reduce(ctx, x, init, window, strides, dilations, function))
+
+
+def _body_function(ctx, index: int) -> str:
+    model = ctx.model
+    if not 0 <= index < len(model.subgraphs):
+        raise ctx.malformed(f"its body subgraph index {index} is out of range")
+    body = model.subgraphs[index]
+    ops = body.operators
+    if (len(ops) != 1 or ops[0].opcode.name not in _BODY or len(body.inputs) != 2
+            or sorted(ops[0].inputs) != sorted(body.inputs) or list(ops[0].outputs) != list(body.outputs)):
+        raise ctx.fail(f"its body subgraph {index} is not one of {', '.join(sorted(_BODY))} of its two inputs")
+    return _BODY[ops[0].opcode.name]
+
+
+def _window_reduce(ctx, x, init, window: list[int], strides: list[int], dilations: list[int], function: str):
+    """init combined with every window's elements by `function` (a binary builder method)."""
+    b = ctx.b
+    rank = len(x.shape)
     if not (len(window) == len(strides) == len(dilations) == rank) or min(window + strides + dilations) < 1:
         raise ctx.fail(f"window {window}, strides {strides} and dilations {dilations} do not fit rank {rank}")
     if int(np.prod(window)) > MAX_WINDOW_ELEMENTS:
@@ -103,14 +156,14 @@ def reduce_window(ctx):
         sizes = [(n - 1) * s + 1 for n, s in zip(out, strides)]
         part = b.slice(x, starts, sizes, {"strides": strides})
         total = part if total is None else getattr(b, function)(total, part)
-    init = ctx.input_like(1, 0)
     if init.shape:
         init = b.reshape(init, [])
-    ctx.set_output(0, getattr(b, function)(init, total))
+    return getattr(b, function)(init, total)
 
 
 TRANSLATORS = {
     "DILATE": dilate_op,
     "STABLEHLO_PAD": stablehlo_pad,
     "REDUCE_WINDOW": reduce_window,
+    "STABLEHLO_REDUCE_WINDOW": stablehlo_reduce_window,
 }
