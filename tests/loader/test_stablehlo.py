@@ -194,3 +194,39 @@ def test_dynamic_slice_and_update_clamp_their_starts(start):
     expected[window] = update
     np.testing.assert_array_equal(ours(model("STABLEHLO_DYNAMIC_UPDATE_SLICE", [x, update, *starts], [5, 6])),
                                   expected)
+
+
+def _gather_model(operand, indices, out_shape, **numbers):
+    w = ModelWriter()
+    g = w.subgraph()
+    x = g.tensor(operand.shape, F32, name="x0")
+    i = g.tensor(indices.shape, I32, name="x1")
+    y = g.tensor(out_shape, F32, name="y")
+    g.op("STABLEHLO_GATHER", [x, i], [y], options("StablehloGatherOptions", **numbers))
+    g.io([x, i], [y])
+    return w.finish(), {"x0": operand, "x1": indices}
+
+
+@pytest.mark.parametrize("case", ["rows", "windows_clamped", "vector_dim_first", "scalar_indices"])
+def test_gather_matches_litert(case):
+    """StableHLO gather as litert-torch leaves it in a model: rows of a table, windows
+    whose starts need clamping, the index vector on the first axis, scalar indices."""
+    if case == "rows":
+        operand, indices = rand(5, 4), np.array([[3], [0], [4]], I32)
+        args = ([3, 4], dict(offsetDims=[1], collapsedSliceDims=[0], startIndexMap=[0], indexVectorDim=1,
+                             sliceSizes=[1, 4]))
+    elif case == "windows_clamped":
+        operand, indices = rand(4, 5, 6), np.array([[1, 2], [3, 9], [-2, 0]], I32)
+        args = ([3, 3, 2], dict(offsetDims=[1, 2], collapsedSliceDims=[0], startIndexMap=[0, 2], indexVectorDim=1,
+                                sliceSizes=[1, 3, 2]))
+    elif case == "vector_dim_first":
+        operand, indices = rand(6, 7), np.array([[1, 4, 2], [0, 3, 5]], I32)       # [K=2, batch=3]
+        args = ([2, 3, 3], dict(offsetDims=[0, 2], collapsedSliceDims=[], startIndexMap=[0, 1], indexVectorDim=0,
+                                sliceSizes=[2, 3]))
+    else:
+        operand, indices = rand(5, 3), np.array([4, 1], I32)
+        args = ([2, 3], dict(offsetDims=[1], collapsedSliceDims=[0], startIndexMap=[0], indexVectorDim=1,
+                             sliceSizes=[1, 3]))
+    model, inputs = _gather_model(operand, indices, args[0], **args[1])
+    reference = litert_run(model, inputs)["y"]
+    np.testing.assert_array_equal(webnn_run(model, inputs)["y"], reference)

@@ -68,7 +68,6 @@ UNSUPPORTED = {
     "STABLEHLO_SHIFT_LEFT": _BITWISE,
     "STABLEHLO_RNG_BIT_GENERATOR": _RANDOM,
     "STABLEHLO_SCATTER": _NOT_YET + " (StableHLO's general scatter with an update computation subgraph)",
-    "STABLEHLO_GATHER": _NOT_YET + " (StableHLO's general gather: offset, collapsed and batching dimensions)",
     "STABLEHLO_CUSTOM_CALL": "a call to a function outside the model, known only by its name; there is nothing "
                              "to translate it from",
     **{name: _NO_STABLEHLO_KERNEL for name in (

@@ -253,18 +253,21 @@ def dynamic_update_slice(ctx):
 
 
 def window_indices(ctx, x, start, window: list[int]):
-    """The indices [*window, rank] of a window of x at a run-time start [rank],
-    which is clamped into [0, dim - window dim] per axis (LiteRT's and StableHLO's rule)."""
+    """The indices [batch..., *window, rank] of windows of x at run-time starts
+    [batch..., rank] (one start: [rank]), each clamped into [0, dim - window dim]
+    per axis (LiteRT's and StableHLO's rule)."""
     b = ctx.b
     rank = len(x.shape)
     limit = np.array([d - u for d, u in zip(x.shape, window)], np.int32)
     if (limit < 0).any() or min(window, default=1) < 1:
         raise ctx.fail(f"the window {list(window)} does not fit the operand {list(x.shape)}")
     ctx.check_made([*window, rank], "its index grid")
-    start = b.min(b.max(b.cast(start, "int32"), ctx.constant_operand(np.zeros(rank, np.int32))),
-                  ctx.constant_operand(limit))
+    batch = list(start.shape[:-1])
+    if start.dataType != "int32":
+        start = b.cast(start, "int32")
+    start = b.min(b.max(start, ctx.constant_operand(np.zeros(rank, np.int32))), ctx.constant_operand(limit))
     grid = np.stack(np.meshgrid(*[np.arange(u, dtype=np.int32) for u in window], indexing="ij"), -1)
-    return b.add(ctx.constant_operand(grid), b.reshape(start, [1] * rank + [rank]))
+    return b.add(ctx.constant_operand(grid), b.reshape(start, batch + [1] * rank + [rank]))
 
 
 def embedding_lookup(ctx):

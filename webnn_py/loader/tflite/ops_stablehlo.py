@@ -146,6 +146,62 @@ def dynamic_update_slice(ctx):
     ctx.set_output(0, ctx.b.scatterND(x, indices, update))
 
 
+def gather(ctx):
+    """operand, start_indices; StablehloGatherOptions: offset_dims 0,
+    collapsed_slice_dims 1, start_index_map 2, index_vector_dim 3, slice_sizes 4
+    (the StableHLO specification's gather without batching dimensions). Every output
+    element's operand index is computed: each batch position's start (its index
+    vector scattered onto start_index_map, clamped into [0, dim - slice size]) plus
+    every offset within the slice, then gatherND, the collapsed dimensions dropped
+    and the offset dimensions moved to offset_dims."""
+    b = ctx.b
+    operand, starts = ctx.input(0), b.cast(ctx.input(1), "int32")
+    table = ctx.op.options_2
+    if table is None:
+        raise ctx.malformed("it has no StablehloGatherOptions")
+    offset_dims, collapsed, index_map, sizes = (table.ints(slot, what, "i64") for slot, what in
+                                                ((0, "offset_dims"), (1, "collapsed_slice_dims"),
+                                                 (2, "start_index_map"), (4, "slice_sizes")))
+    vector_dim = table.scalar(3, "i64")
+    rank = len(operand.shape)
+    if (len(sizes) != rank or any(not 0 <= d < rank for d in collapsed + index_map)
+            or any(sizes[d] != 1 for d in collapsed) or not 0 <= vector_dim <= len(starts.shape)):
+        raise ctx.fail(f"its dimension numbers (offset {offset_dims}, collapsed {collapsed}, start map "
+                       f"{index_map}, index vector {vector_dim}, slice sizes {sizes}) do not fit operand "
+                       f"{list(operand.shape)} and indices {list(starts.shape)}")
+    if vector_dim == len(starts.shape):
+        starts = b.reshape(starts, list(starts.shape) + [1])
+    elif vector_dim != len(starts.shape) - 1:
+        order = [d for d in range(len(starts.shape)) if d != vector_dim] + [vector_dim]
+        starts = b.transpose(starts, {"permutation": order})
+    batch = list(starts.shape[:-1])
+    if starts.shape[-1] != len(index_map):
+        raise ctx.fail(f"index vectors of {starts.shape[-1]} do not fit start_index_map {index_map}")
+    # The full start of each slice: [batch..., rank].
+    zero = ctx.constant_operand(np.zeros(batch + [1], np.int32))
+    parts = []
+    for d in range(rank):
+        if d in index_map:
+            k = index_map.index(d)
+            parts.append(b.slice(starts, [0] * len(batch) + [k], batch + [1]))
+        else:
+            parts.append(zero)
+    full = parts[0] if rank == 1 else b.concat(parts, len(batch))
+    indices = window_indices(ctx, operand, full, sizes)
+    gathered = b.gatherND(operand, indices)                              # [batch..., sizes...]
+    kept = [d for d in range(rank) if d not in collapsed]
+    gathered = b.reshape(gathered, batch + [sizes[d] for d in kept])
+    out_rank = len(batch) + len(kept)
+    if sorted(offset_dims) != offset_dims or len(offset_dims) != len(kept) or \
+            any(not 0 <= d < out_rank for d in offset_dims):
+        raise ctx.fail(f"offset_dims {offset_dims} do not fit an output of rank {out_rank}")
+    batch_sources = iter(range(len(batch)))
+    order = [len(batch) + offset_dims.index(p) if p in offset_dims else next(batch_sources) for p in range(out_rank)]
+    if order != list(range(out_rank)):
+        gathered = b.transpose(gathered, {"permutation": order})
+    ctx.set_output(0, gathered)
+
+
 TRANSLATORS = {
     "STABLEHLO_ADD": _binary("add", None),
     "STABLEHLO_MULTIPLY": _binary("mul", None),
@@ -180,4 +236,5 @@ TRANSLATORS = {
     "STABLEHLO_IOTA": iota,
     "STABLEHLO_DYNAMIC_SLICE": dynamic_slice,
     "STABLEHLO_DYNAMIC_UPDATE_SLICE": dynamic_update_slice,
+    "STABLEHLO_GATHER": gather,
 }
