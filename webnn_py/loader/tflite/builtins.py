@@ -38,7 +38,6 @@ _NOT_IN_FILES = "LiteRT has no kernel for it: it is a code reserved inside the r
 _NO_STABLEHLO_KERNEL = ("LiteRT has no kernel for it (converters lower StableHLO to TFLite builtins), so no model "
                         "that LiteRT runs contains it; its general form (dimension numbers, a body subgraph) is "
                         "not translated")
-_NOT_YET = "expressible with WebNN operators, but not translated yet"
 
 UNSUPPORTED = {
     "LSH_PROJECTION": "it hashes its input's bytes (farmhash fingerprints); WebNN has no bitwise or hash operators",
@@ -67,7 +66,9 @@ UNSUPPORTED = {
     "RIGHT_SHIFT": _BITWISE,
     "STABLEHLO_SHIFT_LEFT": _BITWISE,
     "STABLEHLO_RNG_BIT_GENERATOR": _RANDOM,
-    "STABLEHLO_SCATTER": _NOT_YET + " (StableHLO's general scatter with an update computation subgraph)",
+    "STABLEHLO_SCATTER": ("not translated: StableHLO's scatter skips out-of-range updates and combines repeated "
+                          "indices through its update subgraph (e.g. a sum), where WebNN's scatterND clamps "
+                          "indices and keeps one update per element"),
     "STABLEHLO_CUSTOM_CALL": "a call to a function outside the model, known only by its name; there is nothing "
                              "to translate it from",
     **{name: _NO_STABLEHLO_KERNEL for name in (
@@ -77,10 +78,8 @@ UNSUPPORTED = {
 
 def reason(name: str) -> str:
     """Why operator `name` (a builtin name or a custom code) is not translated."""
-    if name in UNSUPPORTED:
+    if name in UNSUPPORTED:     # every builtin not translated (test_builtins.py checks it)
         return UNSUPPORTED[name]
-    if name in BUILTIN_NAMES.values():
-        return _NOT_YET
     if name.startswith("builtin operator "):
         return "the code is not in the TFLite schema this importer knows"
     return "a custom operator with no definition to translate from"
