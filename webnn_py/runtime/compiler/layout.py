@@ -10,7 +10,7 @@ The C kernels (webnn_py.kernels) have the same preference: their im2col and
 depthwise paths, and the epilogues that take a convolution's bias, residual add and
 activation, are NHWC only.
 
-So, when a graph has a depthwise conv2d or a spatial (im2col) one in NCHW, this pass
+So, when a graph has a depthwise, grouped or spatial (im2col) conv2d in NCHW, this pass
 rewrites it, any other conv2d whose input is no larger than its output (a stem
 convolution), and everything layout-agnostic downstream of them to NHWC: conv2d
 (inputLayout "nhwc"; the filter keeps its layout, specialise.py lays it out once),
@@ -50,9 +50,12 @@ def _is_depthwise_nchw(node: Node) -> bool:
 
 
 def _is_spatial_nchw(node: Node) -> bool:
-    """An NCHW conv2d on the im2col path (groups 1, a kernel or stride beyond 1x1)."""
-    if node.kind != "conv2d" or node.attributes["inputLayout"] != "nchw" or node.attributes["groups"] != 1:
+    """An NCHW conv2d on the im2col paths: a grouped one (not depthwise), or groups 1 with a
+    kernel or stride beyond 1x1."""
+    if node.kind != "conv2d" or node.attributes["inputLayout"] != "nchw" or _is_depthwise_nchw(node):
         return False
+    if node.attributes["groups"] != 1:
+        return True
     shape = node.inputs[1].descriptor.shape
     at = {"oihw": 2, "hwio": 0, "ohwi": 1, "ihwo": 1}[node.attributes["filterLayout"]]
     return tuple(shape[at:at + 2]) != (1, 1) or list(node.attributes["strides"]) != [1, 1]

@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import kernels
 from ...ops import operator_kind
-from ...ops.convolution import conv2d_prepare
+from ...ops.convolution import conv2d_filter_oihw, conv2d_prepare
 from ...ops.matmul import batched_gemm, gemm
 from ...ops.recurrent import gru_runner, lstm_runner
 from ...ops.registry import compute_type
@@ -33,7 +33,72 @@ def specialise(node: Node, constant_of: Callable) -> Callable:
 
 def _conv2d(node: Node, constant_of):
     x, w, _ = node.inputs
+    grouped = _grouped_conv2d_nhwc(node, constant_of)
+    if grouped is not None:
+        return grouped
     return conv2d_prepare(x.descriptor, constant_of(w), node.attributes, node.outputs[0].descriptor)
+
+
+def _grouped_conv2d_nhwc(node: Node, constant_of):
+    """§8.9.10 conv2d with 1 < groups (not depthwise: that has its own C kernel) on one NHWC
+    float32 image with a constant filter, in the C kernels: per group, its channels' im2col
+    then a GEMM with the group's filter matrix (packed once, here), bias, residual and
+    activation in the GEMM's epilogue, the group's output columns copied into place. The
+    numpy path is one batched matmul over every group's windows."""
+    attributes = node.attributes
+    x, w, _ = node.inputs
+    groups = attributes["groups"]
+    if groups == 1 or attributes["inputLayout"] != "nhwc" or x.descriptor.type.numpy != _F32:
+        return None
+    batches, _, _, _ = x.descriptor.shape
+    filter_array = constant_of(w)
+    fast = kernels.simd()
+    if batches != 1 or filter_array is None or fast is None:
+        return None
+    w_oihw = conv2d_filter_oihw(filter_array, attributes["filterLayout"]).astype(_F32, copy=False)
+    out_channels, cg, kh, kw = w_oihw.shape
+    if cg == 1 and out_channels == groups:
+        return None
+    og = out_channels // groups
+    matrices = [np.ascontiguousarray(w_oihw[g * og:(g + 1) * og].transpose(2, 3, 1, 0).reshape(kh * kw * cg, og))
+                for g in range(groups)]
+    packed = [fast.pack_b(m) for m in matrices]
+    shape = node.outputs[0].descriptor.shape
+    _, out_h, out_w, _ = shape
+    pads = (attributes["padding"][0], attributes["padding"][2])
+
+    def run(x, bias, residual, clamp, out):
+        out = np.empty(shape, _F32) if out is None else out
+        rows_out = out.reshape(out_h * out_w, out_channels)
+        residual_rows = None if residual is None else residual.reshape(out_h * out_w, out_channels)
+        cols = np.empty((out_h * out_w, kh * kw * cg), _F32)
+        part = np.empty((out_h * out_w, og), _F32)
+        for g in range(groups):
+            group = slice(g * og, (g + 1) * og)
+            fast.im2col_nhwc(np.ascontiguousarray(x[0, :, :, g * cg:(g + 1) * cg]), (kh, kw), attributes["strides"],
+                             attributes["dilations"], pads, range(out_h), out_w, cols)
+            fast.gemm(cols, matrices[g], bias_n=None if bias is None else np.ascontiguousarray(bias[group], _F32),
+                      residual=None if residual is None else np.ascontiguousarray(residual_rows[:, group]),
+                      clamp=clamp, packed_b=packed[g], out=part)
+            rows_out[:, group] = part
+        return out
+
+    def kernel(inputs, _attributes, _outputs, out=None):
+        return [run(inputs[0], inputs[2], None, None, out)]
+    kernel.writes_into = True
+
+    def epilogue(extra_bias, residual_at, clamp):
+        """For fusion.py, as conv2d_prepare's: a residual add and an activation into each
+        group's GEMM epilogue (a second bias is declined)."""
+        if extra_bias is not None:
+            return None
+
+        def fused(inputs, _attributes, _outputs, out=None):
+            return [run(inputs[0], inputs[2], None if residual_at is None else inputs[residual_at], clamp, out)]
+        fused.writes_into = True
+        return fused
+    kernel.epilogue = epilogue
+    return kernel
 
 
 def _gemm(node: Node, constant_of):
