@@ -80,46 +80,50 @@ def test_unidirectional_sequence_lstm(variant):
     compare(w.finish(), sequence_frames(in_shape))
 
 
-def test_lstm_one_step_full_kernel():
-    batch, n_in, n_cell = 2, 4, 3
+def one_layer(code, in_shape, out_shape, other_inputs, opts) -> bytes:
+    """A model of one layer: input x, then the inputs other_inputs(g) makes, output y."""
     w = ModelWriter()
     g = w.subgraph()
-    x = g.tensor([batch, n_in], F32, name="x")
-    ids, _ = lstm_inputs(g, n_in, n_cell, n_cell, batch, peephole=True)
-    y = g.tensor([batch, n_cell], F32, name="y")
-    g.op("LSTM", [x, *ids], [y], options("LSTMOptions", fusedActivationFunction=TANH, kernelType=0))
+    x = g.tensor(in_shape, F32, name="x")
+    others = other_inputs(g)
+    y = g.tensor(out_shape, F32, name="y")
+    g.op(code, [x, *others], [y], opts)
     g.io([x], [y])
-    compare(w.finish(), sequence_frames([batch, n_in]))
+    return w.finish()
+
+
+def rnn_weights(g, n_in, units, batch, bias=None):
+    """weights, recurrent weights, bias and the variable hidden state of an RNN."""
+    return [g.const(rand(units, n_in)), g.const(rand(units, units)), g.const(rand(units) if bias is None else bias),
+            g.tensor([batch, units], F32, variable=True)]
+
+
+def test_lstm_one_step_full_kernel():
+    batch, n_in, n_cell = 2, 4, 3
+    model = one_layer("LSTM", [batch, n_in], [batch, n_cell],
+                      lambda g: lstm_inputs(g, n_in, n_cell, n_cell, batch, peephole=True)[0],
+                      options("LSTMOptions", fusedActivationFunction=TANH, kernelType=0))
+    compare(model, sequence_frames([batch, n_in]))
 
 
 @pytest.mark.parametrize("time_major", [False, True])
 def test_unidirectional_sequence_rnn(time_major):
     batch, steps, n_in, units = 2, 4, 3, 5
-    w = ModelWriter()
-    g = w.subgraph()
     in_shape = [steps, batch, n_in] if time_major else [batch, steps, n_in]
-    x = g.tensor(in_shape, F32, name="x")
-    h = g.tensor([batch, units], F32, variable=True)
-    y = g.tensor([steps, batch, units] if time_major else [batch, steps, units], F32, name="y")
-    g.op("UNIDIRECTIONAL_SEQUENCE_RNN", [x, g.const(rand(units, n_in)), g.const(rand(units, units)),
-                                         g.const(rand(units)), h], [y],
-         options("SequenceRNNOptions", timeMajor=time_major, fusedActivationFunction=TANH))
-    g.io([x], [y])
-    compare(w.finish(), sequence_frames(in_shape))
+    model = one_layer("UNIDIRECTIONAL_SEQUENCE_RNN", in_shape,
+                      [steps, batch, units] if time_major else [batch, steps, units],
+                      lambda g: rnn_weights(g, n_in, units, batch),
+                      options("SequenceRNNOptions", timeMajor=time_major, fusedActivationFunction=TANH))
+    compare(model, sequence_frames(in_shape))
 
 
 def test_rnn_one_step_relu():
     batch, n_in, units = 3, 4, 2
-    w = ModelWriter()
-    g = w.subgraph()
-    x = g.tensor([batch, n_in], F32, name="x")
-    h = g.tensor([batch, units], F32, variable=True)
-    y = g.tensor([batch, units], F32, name="y")
-    bias = g.const(np.full(units, 1.0, F32))        # keeps the ReLU state positive, so it matters
-    g.op("RNN", [x, g.const(rand(units, n_in)), g.const(rand(units, units)), bias, h], [y],
-         options("RNNOptions", fusedActivationFunction=1))
-    g.io([x], [y])
-    compare(w.finish(), sequence_frames([batch, n_in]))
+    # A bias of 1 keeps the ReLU state positive, so that it matters.
+    model = one_layer("RNN", [batch, n_in], [batch, units],
+                      lambda g: rnn_weights(g, n_in, units, batch, bias=np.full(units, 1.0, F32)),
+                      options("RNNOptions", fusedActivationFunction=1))
+    compare(model, sequence_frames([batch, n_in]))
 
 
 @pytest.mark.parametrize("merge", [False, True])
@@ -163,15 +167,11 @@ def test_bidirectional_sequence_lstm(merge):
 def test_svdf(rank, memory):
     batch, n_in, units = 2, 5, 3
     filters = units * rank
-    w = ModelWriter()
-    g = w.subgraph()
-    x = g.tensor([batch, n_in], F32, name="x")
-    state = g.tensor([batch, filters * memory], F32, variable=True)
-    y = g.tensor([batch, units], F32, name="y")
-    g.op("SVDF", [x, g.const(rand(filters, n_in)), g.const(rand(filters, memory)), g.const(rand(units)), state],
-         [y], options("SVDFOptions", rank=rank, fusedActivationFunction=1 if rank == 2 else 0))
-    g.io([x], [y])
-    compare(w.finish(), sequence_frames([batch, n_in]))
+    model = one_layer("SVDF", [batch, n_in], [batch, units],
+                      lambda g: [g.const(rand(filters, n_in)), g.const(rand(filters, memory)), g.const(rand(units)),
+                                 g.tensor([batch, filters * memory], F32, variable=True)],
+                      options("SVDFOptions", rank=rank, fusedActivationFunction=1 if rank == 2 else 0))
+    compare(model, sequence_frames([batch, n_in]))
 
 
 def test_overlong_sequences_are_refused_before_unrolling():
@@ -181,13 +181,7 @@ def test_overlong_sequences_are_refused_before_unrolling():
 
     from .helpers import webnn_run
     steps = MAX_UNROLLED_STEPS + 1
-    w = ModelWriter()
-    g = w.subgraph()
-    x = g.tensor([1, steps, 1], F32, name="x")
-    h = g.tensor([1, 2], F32, variable=True)
-    y = g.tensor([1, steps, 2], F32, name="y")
-    g.op("UNIDIRECTIONAL_SEQUENCE_RNN", [x, g.const(rand(2, 1)), g.const(rand(2, 2)), g.const(rand(2)), h], [y],
-         options("SequenceRNNOptions", fusedActivationFunction=TANH))
-    g.io([x], [y])
+    model = one_layer("UNIDIRECTIONAL_SEQUENCE_RNN", [1, steps, 1], [1, steps, 2], lambda g: rnn_weights(g, 1, 2, 1),
+                      options("SequenceRNNOptions", fusedActivationFunction=TANH))
     with pytest.raises(NotSupportedError, match=f"{steps} steps"):
-        webnn_run(w.finish(), {"x": np.zeros((1, steps, 1), F32)})
+        webnn_run(model, {"x": np.zeros((1, steps, 1), F32)})
