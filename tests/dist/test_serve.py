@@ -93,10 +93,14 @@ def test_dist_is_served_as_a_static_host_should(dist, manifest):
         status, headers, body = get(server, wasm)
         assert "content-encoding" not in headers and body == raw and headers["cache-control"] == IMMUTABLE
 
-        # The entry script is revalidated: its ETag gives a 304 without the body.
+        # The entry script is revalidated: its ETag or Last-Modified gives a 304 without the body.
         _, headers, _ = get(server, "/dist/webnn-polyfill.js", {"Accept-Encoding": "br"})
         status, _, body = get(server, "/dist/webnn-polyfill.js", {"Accept-Encoding": "br", "If-None-Match": headers["etag"]})
         assert (status, body) == (304, b"")
+        status, _, body = get(server, "/dist/webnn-polyfill.js", {"Accept-Encoding": "br", "If-Modified-Since": headers["last-modified"]})
+        assert (status, body) == (304, b"")
+        status, _, body = get(server, "/dist/webnn-polyfill.js", {"If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"})
+        assert status == 200 and body == (dist / "webnn-polyfill.js").read_bytes()
 
         assert get(server, "/dist/")[0] == 404                       # no listings
         assert get(server, f"/dist/{manifest['runtime']}missing.whl")[0] == 404
