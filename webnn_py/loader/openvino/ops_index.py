@@ -245,7 +245,7 @@ def slice_scatter(t, inputs):
         raise t.malformed(f"start {start}, stop {stop}, step {step} and axes {axes} do not match")
     ranges = [np.arange(d) for d in shape]
     for a, b, e, s in zip(axes, start, stop, step):
-        ranges[a] = np.arange(d := shape[a])[slice(b, e, s)]
+        ranges[a] = np.arange(shape[a])[slice(b, e, s)]
     window = [len(r) for r in ranges]
     if window != list(updates.shape):
         raise t.malformed(f"updates have shape {list(updates.shape)}, the slice {window}")

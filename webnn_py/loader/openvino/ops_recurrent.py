@@ -79,15 +79,20 @@ def _gru_biases(t, bias, hidden: int, reset_after: bool, axis: int):
     return first, t.b.concat([zeros, last], axis)
 
 
-def lstm_sequence(t, inputs):
-    t.arity(inputs, 7)
-    x, h0, c0, lengths, w, r, bias = inputs
-    batch, steps, _ = t.shape(x)
-    hidden = t.attr_int("hidden_size")
+def _sequence_attributes(t, x, lengths):
+    """(steps, hidden_size, WebNN direction) of a *Sequence layer, its lengths checked full."""
+    steps = t.shape(x)[1]
     _full_lengths(t, lengths, steps)
     direction = _DIRECTIONS.get(t.layer.data.get("direction", "forward").lower())
     if direction is None:
         raise t.malformed(f"direction {t.layer.data.get('direction')!r} is not forward, reverse or bidirectional")
+    return steps, t.attr_int("hidden_size"), direction
+
+
+def lstm_sequence(t, inputs):
+    t.arity(inputs, 7)
+    x, h0, c0, lengths, w, r, bias = inputs
+    steps, hidden, direction = _sequence_attributes(t, x, lengths)
     h, c, y = t.b.lstm(_time_major(t, x), _blocks(t, w, [1, 0, 2, 3], 1), _blocks(t, r, [1, 0, 2, 3], 1), steps,
                        hidden, {"bias": _blocks(t, bias, [1, 0, 2, 3], 1),
                                 "initialHiddenState": _time_major(t, h0), "initialCellState": _time_major(t, c0),
@@ -99,12 +104,7 @@ def lstm_sequence(t, inputs):
 def gru_sequence(t, inputs):
     t.arity(inputs, 6)
     x, h0, lengths, w, r, bias = inputs
-    batch, steps, _ = t.shape(x)
-    hidden = t.attr_int("hidden_size")
-    _full_lengths(t, lengths, steps)
-    direction = _DIRECTIONS.get(t.layer.data.get("direction", "forward").lower())
-    if direction is None:
-        raise t.malformed(f"direction {t.layer.data.get('direction')!r} is not forward, reverse or bidirectional")
+    steps, hidden, direction = _sequence_attributes(t, x, lengths)
     reset_after = t.layer.data.get("linear_before_reset", "false").strip().lower() in ("true", "1")
     b, rb = _gru_biases(t, bias, hidden, reset_after, 1)
     options = {"bias": b, "initialHiddenState": _time_major(t, h0), "resetAfter": reset_after,
@@ -163,16 +163,12 @@ def rnn_sequence(t, inputs):
     hidden states in time order."""
     t.arity(inputs, 6)
     x_value, h0, lengths, w, r, bias = inputs
-    batch, steps, size = t.shape(x_value)
-    _full_lengths(t, lengths, steps)
-    direction = t.layer.data.get("direction", "forward").lower()
-    if direction not in _DIRECTIONS:
-        raise t.malformed(f"direction {direction!r} is not forward, reverse or bidirectional")
+    batch, _, size = t.shape(x_value)
+    steps, hidden, direction = _sequence_attributes(t, x_value, lengths)
     (activation,) = _activations(t, ["tanh"])
     x, h0, w, r, bias = (t.operand(v) for v in (x_value, h0, w, r, bias))
-    hidden = t.attr_int("hidden_size")
-    plan = [("forward", 0)] if direction == "forward" else [("reverse", 0)] if direction == "reverse" \
-        else [("forward", 0), ("reverse", 1)]
+    plan = {"forward": [("forward", 0)], "backward": [("reverse", 0)],
+            "both": [("forward", 0), ("reverse", 1)]}[direction]
     sequences, finals = [], []
     for way, d in plan:
         def pick(value, axis_sizes):

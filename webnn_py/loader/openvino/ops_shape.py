@@ -569,21 +569,27 @@ def eye(t, inputs):
     return [np.array(np.broadcast_to(matrix, shape))]
 
 
+def _block_attributes(t, inputs, edges: tuple[str, str]):
+    """block_shape and the two edge lists of SpaceToBatch / BatchToSpace, checked."""
+    t.arity(inputs, 4)
+    rank = len(t.shape(inputs[0]))
+    block, begin, end = (t.ints(v, what) for v, what in zip(inputs[1:], ("block_shape",) + edges))
+    if not len(block) == len(begin) == len(end) == rank or block[0] != 1 or min(block) < 1:
+        raise t.malformed(f"block_shape {block} / {edges[0]} {begin} / {edges[1]} {end} do not fit a rank-{rank} "
+                          "input (block 0 is 1)")
+    if 2 * rank - 1 > 8:
+        raise t.unsupported(f"a rank-{rank} input needs a rank-{2 * rank - 1} reshape; WebNN's limit is 8")
+    return block, begin, end
+
+
 def space_to_batch(t, inputs):
     """SpaceToBatch-2: pad, then move each axis' block of block_shape[i]
     positions into the batch (the blocks' offsets leading the new batch axis):
     a reshape to [N, D1/b1, b1, ...], a transpose putting the b's first, a
     reshape to [N * prod(b), D1/b1, ...]. block_shape[0] must be 1."""
-    t.arity(inputs, 4)
-    data = inputs[0]
-    shape = list(t.shape(data))
-    block, begin, end = (t.ints(v, what) for v, what in zip(inputs[1:], ("block_shape", "pads_begin", "pads_end")))
-    rank = len(shape)
-    if not len(block) == len(begin) == len(end) == rank or block[0] != 1 or min(block) < 1:
-        raise t.malformed(f"block_shape {block} / pads {begin}, {end} do not fit a rank-{rank} input (block 0 is 1)")
-    if 2 * rank - 1 > 8:
-        raise t.unsupported(f"a rank-{rank} input needs a rank-{2 * rank - 1} reshape; WebNN's limit is 8")
-    x = t.operand(data)
+    x = t.operand(inputs[0])
+    block, begin, end = _block_attributes(t, inputs, ("pads_begin", "pads_end"))
+    rank = len(x.shape)
     if any(begin) or any(end):
         x = t.b.pad(x, begin, end)
     padded = list(x.shape)
@@ -600,15 +606,10 @@ def space_to_batch(t, inputs):
 def batch_to_space(t, inputs):
     """BatchToSpace-2, SpaceToBatch's inverse: the batch split into
     [b1, ..., N / prod(b)], each block interleaved after its axis, then cropped."""
-    t.arity(inputs, 4)
     x = t.operand(inputs[0])
     shape = list(x.shape)
-    block, begin, end = (t.ints(v, what) for v, what in zip(inputs[1:], ("block_shape", "crops_begin", "crops_end")))
+    block, begin, end = _block_attributes(t, inputs, ("crops_begin", "crops_end"))
     rank = len(shape)
-    if not len(block) == len(begin) == len(end) == rank or block[0] != 1 or min(block) < 1:
-        raise t.malformed(f"block_shape {block} / crops {begin}, {end} do not fit a rank-{rank} input (block 0 is 1)")
-    if 2 * rank - 1 > 8:
-        raise t.unsupported(f"a rank-{rank} input needs a rank-{2 * rank - 1} reshape; WebNN's limit is 8")
     product = int(np.prod(block))
     if shape[0] % product:
         raise t.malformed(f"batch {shape[0]} is not a multiple of prod(block_shape) = {product}")
