@@ -241,6 +241,18 @@ CASES = {
                                       x, c([[[2, 1], [0, 3]], [[1, -1], [1, 0]]], I32), 1)]),
     "gather-elements": unary(lambda x: [ops.gather_elements(x, c(rng.integers(-3, 3, (2, 2, 4)), I64), 1),
                                         ops.gather_elements(x, c(rng.integers(0, 4, (2, 3, 5)), I32), 2)]),
+    "run-time-indices-and-filters": lambda: (lambda x, ge, sn, se, w, lw: (model([
+        ops.gather_elements(x, ge, 1), ops.scatter_nd_update(x, sn, c(normal(2, 4))),
+        ops.scatter_elements_update(x, se, c(normal(2, 1, 4)), c(1, I64)),
+        ops.group_convolution(ops.reshape(x, c([1, 6, 2, 2], I64), False), w, [1, 1], [0, 0], [0, 0], [1, 1]),
+        *ops.lstm_sequence(ops.reshape(x, c([2, 3, 4], I64), False), c(np.zeros((2, 1, 2), F32)),
+                           c(np.zeros((2, 1, 2), F32)), c([3, 3], I32), lw, c(normal(1, 8, 2)), c(normal(1, 8)), 2,
+                           "forward").outputs()], [x, ge, sn, se, w, lw]),
+        {"x": X3, "ge": np.array([[[0, -1, 2, 1]], [[-3, 1, 1, 0]]], I32), "sn": np.array([[1, -1], [0, 0]], I64),
+         "se": np.array([[[2, 0, -1, 1]], [[0, 1, 2, -3]]], I64), "w": normal(3, 2, 2, 2, 2),
+         "lw": normal(1, 8, 4)}))(
+        p("x", X3.shape), p("ge", (2, 1, 4), I32), p("sn", (2, 2), I64), p("se", (2, 1, 4), I64),
+        p("w", (3, 2, 2, 2, 2)), p("lw", (1, 8, 4))),
     "dynamic-gather-nd": lambda: (lambda x, i: (model([ops.gather_nd(x, i)], [x, i]),
                                                 {"x": X3, "i": np.array([[1, -1], [0, 2], [-2, 0]], I32)}))(
         p("x", X3.shape), p("i", (3, 2), I32)),
