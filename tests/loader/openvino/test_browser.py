@@ -13,6 +13,7 @@ import pytest
 from .helpers import openvino_run, save, to_webnn
 from .test_loop import FORMS, build_loop, forms_model, sliced_model
 from .test_ops import most_ops_model
+from .test_ops_breadth import reduce_condition_loop
 
 ov = pytest.importorskip("openvino")
 ops = pytest.importorskip("openvino.opset13")
@@ -82,6 +83,7 @@ CASES = {
        for form in FORMS for trip, cond in (("scalar-i64", "scalar"), ("1d-i32", "1d"))},
     "sliced-back-edge-current-iteration": _sliced,
     "most-ops-body": most_ops_model,
+    "reduce-max-sum-condition": reduce_condition_loop,
     "torch-mobilenet-like": lambda: _torch("mobilenet-like"),
     "torch-transformer-encoder": lambda: _torch("transformer-encoder"),
 }

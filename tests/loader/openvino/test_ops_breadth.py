@@ -362,10 +362,10 @@ def test_refused_cases_are_not_supported_errors_naming_the_layer(tmp_path, name)
         ours(xml, weights, {"x": X3})
 
 
-def test_loop_condition_from_reduce_max_and_reduce_sum_matches_openvino(tmp_path):
-    """The issue's example: a while loop whose condition is computed with
-    ReduceMax and ReduceSum (halve x while its largest magnitude or its sum of
-    squares is above a threshold), with the states concatenated."""
+def reduce_condition_loop(scale: float = 5.0):
+    """(model, feeds) of the issue's example: a while loop whose condition is
+    computed with ReduceMax and ReduceSum (halve x while its largest magnitude
+    or its sum of squares is above a threshold), the states concatenated."""
     from .test_loop import build_loop
     state = p("state", (2, 3))
     halved = ops.multiply(state, c(0.5, F32))
@@ -378,9 +378,13 @@ def test_loop_condition_from_reduce_max_and_reduce_sum_matches_openvino(tmp_path
     first = ops.greater(ops.reduce_max(ops.abs(x), c([0, 1], I64), False), c(0.3, F32))
     last, all_states = build_loop(c(-1, I64), first, body, merged=[(state, x, r_state)], last=[r_state],
                                   concat=[(r_each, 0)], condition_result=r_cond)
-    m = model([last, all_states], [x])
+    return model([last, all_states], [x]), {"x": normal(2, 3, scale=scale)}
+
+
+def test_loop_condition_from_reduce_max_and_reduce_sum_matches_openvino(tmp_path):
     for scale in (5.0, 40.0):
-        got = compare(m, tmp_path, {"x": normal(2, 3, scale=scale)})
+        m, feeds = reduce_condition_loop(scale)
+        got = compare(m, tmp_path, feeds)
     assert max(v.shape[0] for v in got.values()) > 4          # the data decided many iterations
 
 
