@@ -5,7 +5,7 @@ URL layout (the shim finds the runtime relative to its own URL):
   /pyodide/...         the Pyodide runtime, numpy and the webnn_py wheel (./dev setup builds it)
   /dist/...            dist/ (./dev dist builds it) with the headers a good static host sends:
                        `immutable` for its content-hashed files, `no-cache` (revalidated by
-                       ETag) for the entry script, .br/.gz copies chosen by Accept-Encoding
+                       ETag / Last-Modified) for the entry script, .br/.gz copies chosen by Accept-Encoding
   /...                 files under --root, if given (pages that use the polyfill),
                        and any extra URL-prefix mounts the tests ask for
 
