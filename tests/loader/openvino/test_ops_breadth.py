@@ -315,6 +315,10 @@ CASES = {
     "slice-scatter": unary(lambda x: [
         ops.slice_scatter(x, c(normal(2, 2, 2)), c([0, 1], I64), c([2, 4], I64), c([1, 2], I64), c([1, 2], I64)),
         ops.slice_scatter(x, c(normal(1, 3, 4)), c([-1], I64), c([-3], I64), c([-2], I64))]),
+    "region-yolo": unary(lambda x: [ops.region_yolo(x, 4, 3, 3, False, [0, 2, 4], 1, 3),
+                                    ops.region_yolo(x, 4, 3, 3, True, [0], 1, 3),
+                                    ops.region_yolo(x, 4, 3, 3, True, [0], 2, 3)],
+                         normal(2, 24, 3, 4, scale=3)),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

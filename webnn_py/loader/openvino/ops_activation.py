@@ -1,6 +1,7 @@
 """Element-wise math and activation IR operations (OpenVINO opsets 1-15) onto
 WebNN's unary operators, or short compositions of them where WebNN has no
-operator of its own (the formula each follows is the operation's text).
+operator of its own (the formula each follows is the operation's text), and
+RegionYolo, which applies activations to parts of its channels.
 
 Scalar parameters that OpenVINO passes as inputs (HardSigmoid's alpha and
 beta, Selu's alpha and lambda, Swish's beta) must be constants: WebNN takes
@@ -203,6 +204,49 @@ def is_finite(t, inputs):
     return [t.b.logicalNot(t.b.logicalOr(t.b.isNaN(x), t.b.isInfinite(x)))]
 
 
+def region_yolo(t, inputs):
+    """RegionYolo-0: the input holds, per anchor (num of them, or len(mask)
+    without do_softmax), coords box entries, an objectness score and the
+    class scores, on channels [N, anchors * (coords + 1 + classes), H, W].
+    The first two box entries and the objectness go through the logistic
+    function, the other box entries stay; the class scores too (a softmax
+    over the classes with do_softmax). With do_softmax the result is
+    flattened from `axis` to `end_axis`."""
+    (x,) = _one(t, inputs)
+    x = _float_input(t, x)
+    if len(x.shape) != 4:
+        raise t.unsupported(f"RegionYolo of rank {len(x.shape)} is not supported (4-D is)")
+    coords, classes = t.attr_int("coords"), t.attr_int("classes")
+    softmax = t.layer.data.get("do_softmax", "true").strip().lower() in ("true", "1")
+    anchors = t.attr_int("num") if softmax else len(t.attr_ints("mask", []))
+    n, channels, h, w = x.shape
+    entries = coords + 1 + classes
+    if coords < 2 or anchors < 1 or anchors * entries != channels:
+        raise t.malformed(f"{anchors} anchors of {coords} coords + 1 + {classes} classes do not make {channels} "
+                          "channels")
+    grouped = t.b.reshape(x, [n, anchors, entries, h, w])
+
+    def part(start, size):
+        return t.b.slice(grouped, [0, 0, start, 0, 0], [n, anchors, size, h, w])
+    pieces = [t.b.sigmoid(part(0, 2))]
+    if coords > 2:
+        pieces.append(part(2, coords - 2))
+    pieces.append(t.b.sigmoid(part(coords, 1)))
+    if classes:
+        scores = part(coords + 1, classes)
+        pieces.append(t.b.softmax(scores, 2) if softmax else t.b.sigmoid(scores))
+    out = t.b.reshape(t.b.concat(pieces, 2), [n, channels, h, w])
+    if not softmax:
+        return [out]
+    first = t.axis(t.attr_int("axis", 1), 4)
+    last = t.axis(t.attr_int("end_axis", 3), 4)
+    if last < first:
+        raise t.malformed(f"end_axis {last} is before axis {first}")
+    shape = list(out.shape)
+    flat = shape[:first] + [int(np.prod(shape[first:last + 1]))] + shape[last + 1:]
+    return [t.b.reshape(out, flat)]
+
+
 TRANSLATORS = {
     "Abs": _unary("abs"), "Ceiling": _unary("ceil", True), "Floor": _unary("floor", True),
     "Cos": _unary("cos", True), "Sin": _unary("sin", True), "Tan": _unary("tan", True),
@@ -212,5 +256,5 @@ TRANSLATORS = {
     "Gelu": gelu, "HSwish": _unary("hardSwish", True), "HSigmoid": hsigmoid, "HardSigmoid": hard_sigmoid,
     "Swish": swish, "Mish": mish, "Elu": elu, "Selu": selu, "Clamp": clamp, "PReLU": prelu,
     "SoftPlus": soft_plus, "SoftSign": _unary("softsign", True), "LogSoftmax": log_softmax,
-    "IsNaN": _unary("isNaN", True), "IsInf": is_inf, "IsFinite": is_finite,
+    "IsNaN": _unary("isNaN", True), "IsInf": is_inf, "IsFinite": is_finite, "RegionYolo": region_yolo,
 }
