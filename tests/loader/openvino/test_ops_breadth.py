@@ -319,6 +319,8 @@ CASES = {
                                     ops.region_yolo(x, 4, 3, 3, True, [0], 1, 3),
                                     ops.region_yolo(x, 4, 3, 3, True, [0], 2, 3)],
                          normal(2, 24, 3, 4, scale=3)),
+    "reorg-yolo": unary(lambda x: [ops.reorg_yolo(x, [2]), ops.reorg_yolo(ops.tile(x, c([1, 9, 3, 3], I64)), [3])],
+                        normal(2, 8, 6, 4)),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

@@ -1,6 +1,6 @@
 """Data-movement IR operations: Concat, Reshape, Squeeze, Unsqueeze, Transpose,
 Gather, StridedSlice, Slice, Pad, Broadcast, Tile, Split, VariadicSplit,
-DepthToSpace, SpaceToDepth, SpaceToBatch, BatchToSpace, ShuffleChannels, Roll,
+DepthToSpace, SpaceToDepth, SpaceToBatch, BatchToSpace, ShuffleChannels, Roll, ReorgYolo,
 and ShapeOf, Range and Eye
 (folded: static shapes).
 
@@ -625,10 +625,32 @@ def batch_to_space(t, inputs):
     return [y if sizes == full else t.b.slice(y, begin, sizes)]
 
 
+def reorg_yolo(t, inputs):
+    """ReorgYolo-2 (Darknet's reorg, stride s): the data read as
+    [N, C / s^2, H, s, W, s] (a reinterpretation of the flat buffer, as the
+    reference indexes it), transposed to [N, s, s, C / s^2, H, W], and read
+    back as [N, C s^2, H / s, W / s]."""
+    t.arity(inputs, 1)
+    x = t.operand(inputs[0])
+    if len(x.shape) != 4:
+        raise t.unsupported(f"ReorgYolo of rank {len(x.shape)} is not supported (4-D is)")
+    strides = t.attr_ints("stride")
+    if len(strides) not in (1, 2) or len(set(strides)) != 1 or strides[0] < 1:
+        raise t.malformed(f"stride {strides} is not one positive stride")
+    s = strides[0]
+    n, c, h, w = x.shape
+    if c % (s * s) or h % s or w % s:
+        raise t.malformed(f"shape {list(x.shape)} does not divide by stride {s}")
+    viewed = t.b.reshape(x, [n, c // (s * s), h, s, w, s])
+    moved = t.b.transpose(viewed, {"permutation": [0, 3, 5, 1, 2, 4]})
+    return [t.b.reshape(moved, [n, c * s * s, h // s, w // s])]
+
+
 TRANSLATORS = {
     "Concat": concat, "Reshape": reshape, "Squeeze": squeeze, "Unsqueeze": unsqueeze, "Transpose": transpose,
     "Gather": gather, "StridedSlice": strided_slice, "Slice": slice_, "Pad": pad, "Broadcast": broadcast,
     "Tile": tile, "Split": split, "VariadicSplit": split, "ShapeOf": shape_of, "Range": range_,
     "DepthToSpace": depth_to_space, "SpaceToDepth": depth_to_space, "ShuffleChannels": shuffle_channels,
     "Roll": roll, "Eye": eye, "SpaceToBatch": space_to_batch, "BatchToSpace": batch_to_space,
+    "ReorgYolo": reorg_yolo,
 }

@@ -77,7 +77,7 @@ UNSUPPORTED = {
     "EmbeddingBagOffsetsSum": _NOT_YET, "EmbeddingSegmentsSum": _NOT_YET, "EmbeddingBagOffsets": _NOT_YET,
     "ExtractImagePatches": _NOT_YET, "Col2Im": _NOT_YET,
     "FakeConvert": "WebNN has no float8 types",
-    "PriorBox": _NOT_YET, "PriorBoxClustered": _NOT_YET, "ReorgYolo": _NOT_YET,
+    "PriorBox": _NOT_YET, "PriorBoxClustered": _NOT_YET,
     "I420toBGR": _NOT_YET, "I420toRGB": _NOT_YET, "NV12toBGR": _NOT_YET, "NV12toRGB": _NOT_YET,
     "AUGRUCell": _NOT_YET, "AUGRUSequence": _NOT_YET,
     "ConvertPromoteTypes": _NOT_YET, "Multinomial": "WebNN has no random numbers",
