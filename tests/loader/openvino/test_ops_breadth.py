@@ -321,6 +321,10 @@ CASES = {
                          normal(2, 24, 3, 4, scale=3)),
     "reorg-yolo": unary(lambda x: [ops.reorg_yolo(x, [2]), ops.reorg_yolo(ops.tile(x, c([1, 9, 3, 3], I64)), [3])],
                         normal(2, 8, 6, 4)),
+    "extract-image-patches": unary(lambda x: [ops.extract_image_patches(x, [2, 3], [1, 2], [1, 1], "valid"),
+                                              ops.extract_image_patches(x, [3, 2], [2, 1], [2, 1], "same_upper"),
+                                              ops.extract_image_patches(x, [2, 2], [2, 2], [1, 1], "same_lower")],
+                                   X4),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

@@ -276,8 +276,35 @@ def _adaptive_average(t, x, spatial, wanted):
     return t.b.matmul(rows, t.operand(np.ascontiguousarray(bins(spatial[1], wanted[1]).T)))
 
 
+def extract_image_patches(t, inputs):
+    """ExtractImagePatches-3: every sizes[0] x sizes[1] patch (strides, rates =
+    dilations, auto_pad valid or same_*) as channels, in (row, column,
+    channel) order: a grouped conv2d with one-hot filters (each output is one
+    input element times 1 plus zeros: exact) gives (channel, row, column),
+    which a reshape and transpose reorder."""
+    t.arity(inputs, 1)
+    x = t.operand(inputs[0])
+    if len(x.shape) != 4 or x.dataType not in ("float32", "float16"):
+        raise t.unsupported(f"ExtractImagePatches of a rank-{len(x.shape)} {x.dataType} tensor is not supported "
+                            "(4-D floats)")
+    sizes, strides, rates = t.attr_ints("sizes"), t.attr_ints("strides"), t.attr_ints("rates")
+    if not len(sizes) == len(strides) == len(rates) == 2 or min(sizes + strides + rates) < 1:
+        raise t.malformed(f"sizes {sizes}, strides {strides} and rates {rates} need 2 positive items each")
+    n, c, h, w = x.shape
+    patch = sizes[0] * sizes[1]
+    t.check_extent([c * patch, 1] + sizes, "the patch filter")
+    padding = spatial_padding(t, [h, w], sizes, strides, rates)
+    one_hot = np.zeros((c, patch, 1, patch), np.dtype(x.dataType))
+    one_hot[:, np.arange(patch), 0, np.arange(patch)] = 1
+    filters = t.operand(one_hot.reshape(c * patch, 1, sizes[0], sizes[1]))
+    out = t.b.conv2d(x, filters, {"padding": padding, "strides": strides, "dilations": rates, "groups": c})
+    oh, ow = out.shape[2:]
+    moved = t.b.transpose(t.b.reshape(out, [n, c, patch, oh, ow]), {"permutation": [0, 2, 1, 3, 4]})
+    return [t.b.reshape(moved, [n, patch * c, oh, ow])]
+
+
 TRANSLATORS = {"MatMul": matmul, "Convolution": convolution, "GroupConvolution": convolution,
                "ConvolutionBackpropData": convolution_backprop_data,
                "GroupConvolutionBackpropData": convolution_backprop_data,
                "MaxPool": max_pool, "AvgPool": avg_pool, "AdaptiveAvgPool": adaptive_pool,
-               "AdaptiveMaxPool": adaptive_pool}
+               "AdaptiveMaxPool": adaptive_pool, "ExtractImagePatches": extract_image_patches}

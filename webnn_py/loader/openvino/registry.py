@@ -75,7 +75,7 @@ UNSUPPORTED = {
     "CTCGreedyDecoder": _NOT_YET, "CTCLoss": _NOT_YET,
     "GatherTree": "a backward data-dependent walk WebNN cannot express without control flow",
     "EmbeddingBagOffsetsSum": _NOT_YET, "EmbeddingSegmentsSum": _NOT_YET, "EmbeddingBagOffsets": _NOT_YET,
-    "ExtractImagePatches": _NOT_YET, "Col2Im": _NOT_YET,
+    "Col2Im": _NOT_YET,
     "FakeConvert": "WebNN has no float8 types",
     "PriorBox": _NOT_YET, "PriorBoxClustered": _NOT_YET,
     "I420toBGR": _NOT_YET, "I420toRGB": _NOT_YET, "NV12toBGR": _NOT_YET, "NV12toRGB": _NOT_YET,
