@@ -70,6 +70,17 @@ def _cells():
             {"x": normal(2, 3), "h0": normal(2, 4), "c0": normal(2, 4)})
 
 
+def _color(dtype):
+    """NV12 and I420 to RGB and BGR, one plane and separate planes (a 4 x 6 image, batch 2)."""
+    values = lambda *shape: rng.integers(0, 256, shape).astype(dtype)
+    single, y = p("single", (2, 6, 6, 1), dtype), p("y", (2, 4, 6, 1), dtype)
+    uv, u, v = p("uv", (2, 2, 3, 2), dtype), p("u", (2, 2, 3, 1), dtype), p("v", (2, 2, 3, 1), dtype)
+    outs = [ops.nv12_to_rgb(single), ops.nv12_to_bgr(y, uv), ops.i420_to_rgb(single), ops.i420_to_bgr(y, u, v)]
+    return model(outs, [single, y, uv, u, v]), {"single": values(2, 6, 6, 1), "y": values(2, 4, 6, 1),
+                                                 "uv": values(2, 2, 3, 2), "u": values(2, 2, 3, 1),
+                                                 "v": values(2, 2, 3, 1)}
+
+
 CASES = {
     # -- activations and math --
     "math": unary(lambda x: [ops.abs(x), ops.ceiling(x), ops.floor(x), ops.cos(x), ops.sin(x), ops.tan(x),
@@ -325,6 +336,8 @@ CASES = {
                                               ops.extract_image_patches(x, [3, 2], [2, 1], [2, 1], "same_upper"),
                                               ops.extract_image_patches(x, [2, 2], [2, 2], [1, 1], "same_lower")],
                                    X4),
+    "color-f32": lambda: _color(F32),
+    "color-u8": lambda: _color(np.uint8),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

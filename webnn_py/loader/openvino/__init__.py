@@ -13,7 +13,8 @@ translated into ordinary MLGraphBuilder calls.
   ops_index.py        GatherND, GatherElements, ScatterUpdate, ScatterNDUpdate, ScatterElementsUpdate
   ops_einsum.py       Einsum as transpose / reduceSum / matmul
   ops_attention.py    ScaledDotProductAttention spelled out (matmul, softmax, masks)
-  ops_recurrent.py    LSTMSequence, GRUSequence, LSTMCell, GRUCell onto lstm / gru and their cells
+  ops_recurrent.py    LSTMSequence, GRUSequence, LSTMCell, GRUCell onto lstm / gru and their cells; RNN unrolled
+  ops_color.py        NV12/I420 to RGB/BGR
   loop.py             Loop-5 onto the builder's `loop`
   model.py            specialisation per input shapes and Loop iteration counts, and running
   registry.py         which IR types are translated (TRANSLATORS), handled by the walk

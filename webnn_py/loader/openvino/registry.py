@@ -17,12 +17,12 @@ and the case.
 """
 from __future__ import annotations
 
-from . import (ops_activation, ops_attention, ops_einsum, ops_elementwise, ops_index, ops_nn, ops_recurrent,
-               ops_reduce, ops_resize, ops_shape)
+from . import (ops_activation, ops_attention, ops_color, ops_einsum, ops_elementwise, ops_index, ops_nn,
+               ops_recurrent, ops_reduce, ops_resize, ops_shape)
 
 TRANSLATORS: dict = {}
 for _module in (ops_elementwise, ops_activation, ops_reduce, ops_nn, ops_resize, ops_shape, ops_index, ops_einsum,
-                ops_attention, ops_recurrent):
+                ops_attention, ops_recurrent, ops_color):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 STRUCTURAL = {
@@ -78,7 +78,6 @@ UNSUPPORTED = {
     "Col2Im": _NOT_YET,
     "FakeConvert": "WebNN has no float8 types",
     "PriorBox": _NOT_YET, "PriorBoxClustered": _NOT_YET,
-    "I420toBGR": _NOT_YET, "I420toRGB": _NOT_YET, "NV12toBGR": _NOT_YET, "NV12toRGB": _NOT_YET,
     "AUGRUCell": _NOT_YET, "AUGRUSequence": _NOT_YET,
     "ConvertPromoteTypes": _NOT_YET, "Multinomial": "WebNN has no random numbers",
 }
