@@ -338,6 +338,19 @@ CASES = {
                                    X4),
     "color-f32": lambda: _color(F32),
     "color-u8": lambda: _color(np.uint8),
+    "convert-promote-types": lambda: (lambda f, h, i, l, u, b, s: (model([
+        *ops.convert_promote_types(f, i, True).outputs(), *ops.convert_promote_types(h, f).outputs(),
+        *ops.convert_promote_types(u, i).outputs(), *ops.convert_promote_types(l, h, True).outputs(),
+        *ops.convert_promote_types(u, h).outputs(),
+        *ops.convert_promote_types(b, u).outputs(), *ops.convert_promote_types(i, l).outputs(),
+        *ops.convert_promote_types(s, h, True, pytorch_scalar_promotion=True).outputs(),
+        *ops.convert_promote_types(i, s, True, pytorch_scalar_promotion=True).outputs(),
+        *ops.convert_promote_types(u, s, pytorch_scalar_promotion=True).outputs()], [f, h, i, l, u, b, s]),
+        {"f": normal(2, 3), "h": normal(2, 3).astype(np.float16), "i": rng.integers(-9, 9, (2, 3)).astype(I32),
+         "l": rng.integers(-9, 9, (2, 3)).astype(I64), "u": rng.integers(0, 9, (2, 3)).astype(np.uint8),
+         "b": rng.random((2, 3)) > 0.5, "s": np.array(2.5, F32)}))(
+        p("f", (2, 3)), p("h", (2, 3), np.float16), p("i", (2, 3), I32), p("l", (2, 3), I64),
+        p("u", (2, 3), np.uint8), p("b", (2, 3), np.bool_), p("s", ())),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),
@@ -475,3 +488,16 @@ def test_sizes_no_tensor_can_have_are_a_data_error(tmp_path, build):
     xml, weights = save(model([build(x)], [x]), tmp_path)
     with pytest.raises(DataError, match=r"layer \d+ .*the output shape \[.*\] has"):
         ours(xml, weights, {"x": X3})
+
+
+def test_unsafe_promotion_without_promote_unsafe_is_a_data_error(tmp_path):
+    """ConvertPromoteTypes-14 refuses i32 with f32 unless promote_unsafe (as
+    OpenVINO's own validation does, which is why the file is edited here)."""
+    from webnn_py.base.errors import DataError
+    f, i = p("f", (2, 3)), p("i", (2, 3), I32)
+    xml, weights = save(model(ops.convert_promote_types(f, i, True).outputs(), [f, i]), tmp_path)
+    text = xml.decode()
+    assert 'promote_unsafe="true"' in text
+    with pytest.raises(DataError, match=r"\(ConvertPromoteTypes\): int32 cannot be promoted to float32 exactly"):
+        ours(text.replace('promote_unsafe="true"', 'promote_unsafe="false"').encode(), weights,
+             {"f": normal(2, 3), "i": np.zeros((2, 3), I32)})

@@ -160,6 +160,46 @@ def _convert_to(t, value, target: str):
     return [t.b.cast(value, data_type)]
 
 
+# ConvertPromoteTypes-14 over the element types the importer has: category
+# (boolean < integer < floating), then width within a category.
+_PROMOTION_ORDER = {"uint8": (1, 0), "int32": (1, 1), "int64": (1, 2), "float16": (2, 0), "float32": (2, 1)}
+_IR_NAMES = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", "uint8": "u8"}
+
+
+def convert_promote_types(t, inputs):
+    """ConvertPromoteTypes-14: both inputs converted to their common type: the
+    higher category's type (a float beats any integer), the wider within a
+    category; with pytorch_scalar_promotion a 0-d input of a category no higher
+    than the other's takes the other's type. Without promote_unsafe an integer
+    meets only floats at least twice its width, as the operation demands."""
+    a, b = _two(t, inputs)
+    kinds = [t.data_type(a), t.data_type(b)]
+    # WebNN booleans are uint8: the ports' precision tells a boolean from a u8.
+    booleans = [port.precision.upper() in ("BOOL", "BOOLEAN") for port in t.layer.inputs[:2]]
+    if any(k not in _PROMOTION_ORDER for k in kinds):
+        raise t.unsupported(f"promoting {kinds[0]} and {kinds[1]} is not supported")
+    rank = [(0, 0) if boolean else _PROMOTION_ORDER[k] for k, boolean in zip(kinds, booleans)]
+    scalar_rule = t.layer.data.get("pytorch_scalar_promotion", "false").strip().lower() in ("true", "1")
+    scalars = [len(t.shape(v)) == 0 for v in (a, b)]
+    if scalar_rule and scalars[0] != scalars[1]:
+        tensor = 0 if scalars[1] else 1
+        winner = tensor if rank[1 - tensor][0] <= rank[tensor][0] else 1 - tensor
+    else:
+        winner = 0 if rank[0] >= rank[1] else 1
+    other = 1 - winner
+    bits = {"uint8": 8, "int32": 32, "int64": 64, "float16": 16, "float32": 32}
+    unsafe = t.layer.data.get("promote_unsafe", "false").strip().lower() in ("true", "1")
+    if rank[other] > rank[winner] and not unsafe:
+        raise t.malformed(f"the 0-d {kinds[other]} would narrow to {kinds[winner]} (promote_unsafe is false)")
+    if (rank[winner][0] == 2 and rank[other][0] == 1 and not unsafe
+            and bits[kinds[winner]] < 2 * bits[kinds[other]]):
+        raise t.malformed(f"{kinds[other]} cannot be promoted to {kinds[winner]} exactly (promote_unsafe is false)")
+    target = _IR_NAMES[kinds[winner]]
+    if booleans[winner]:
+        target = "boolean"
+    return [_convert_to(t, a, target)[0], _convert_to(t, b, target)[0]]
+
+
 def softmax(t, inputs):
     t.arity(inputs, 1)
     x = t.operand(inputs[0])
@@ -201,6 +241,6 @@ TRANSLATORS = {
     "LogicalAnd": _binary("logicalAnd"), "LogicalOr": _binary("logicalOr"), "LogicalXor": _binary("logicalXor"),
     "LogicalNot": _unary("logicalNot"),
     "ReLU": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
-    "Select": select, "Convert": convert, "ConvertLike": convert_like, "SoftMax": softmax,
+    "Select": select, "Convert": convert, "ConvertLike": convert_like, "ConvertPromoteTypes": convert_promote_types, "SoftMax": softmax,
     "FakeQuantize": fake_quantize, "Power": _binary("pow"), "SquaredDifference": squared_difference, "FloorMod": floor_mod, "Mod": mod,
 }

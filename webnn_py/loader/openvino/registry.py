@@ -79,7 +79,7 @@ UNSUPPORTED = {
     "FakeConvert": "WebNN has no float8 types",
     "PriorBox": _NOT_YET, "PriorBoxClustered": _NOT_YET,
     "AUGRUCell": _NOT_YET, "AUGRUSequence": _NOT_YET,
-    "ConvertPromoteTypes": _NOT_YET, "Multinomial": "WebNN has no random numbers",
+    "Multinomial": "WebNN has no random numbers",
 }
 
 
