@@ -1,7 +1,7 @@
-"""kernels.c's NHWC pooling (maxpool_nhwc, global_avgpool_nhwc) as the compiler's
-specialised kernels for channels-last stacks: bit for bit what the operators' numpy
-kernels compute, over windows, strides, dilations, paddings, ceil rounding and special
-values, and against torch."""
+"""kernels.c's NHWC pooling (maxpool_nhwc, global_avgpool_nhwc) and per-channel scaling
+(scale_channels_f32) as the compiler's specialised kernels for channels-last stacks: bit
+for bit what the operators' numpy kernels compute, over windows, strides, dilations,
+paddings, ceil rounding and special values, and against torch."""
 import importlib
 
 import numpy as np
@@ -92,3 +92,31 @@ def test_windowed_average_pool_keeps_the_numpy_kernel(specialised):
                   "layout": "nhwc", "outputSizes": [5, 5]}
     node = node_for("averagePool2d", (1, 5, 5, 4), attributes, (1, 5, 5, 4))
     assert specialised.specialise(node, lambda v: None) is operator_kind("averagePool2d").kernel
+
+
+@pytest.mark.parametrize("shape", [(1, 14, 14, 576), (2, 5, 3, 7), (1, 112, 112, 32)])
+@pytest.mark.parametrize("scale_first", [False, True])
+def test_channel_scale_bit_for_bit(specialised, shape, scale_first):
+    """A squeeze-excitation block's mul([n, h, w, c], [n, 1, 1, c]) in one C pass, either
+    operand order, with special values: numpy's broadcast products exactly."""
+    n, _, _, c = shape
+    x = RNG.standard_normal(shape).astype(np.float32)
+    s = RNG.uniform(0, 1, (n, 1, 1, c)).astype(np.float32)
+    x.flat[::53] = np.nan
+    x.flat[3::59] = np.inf
+    s.flat[0] = 0.0                  # inf * 0 = NaN, as numpy
+    from webnn_py.base.descriptor import OperandDescriptor
+    from webnn_py.runtime.ir import Node, Value
+
+    operands = [Value(OperandDescriptor("float32", s.shape)), Value(OperandDescriptor("float32", shape))]
+    if not scale_first:
+        operands.reverse()
+    node = Node("mul", operands, {}, "scale")
+    node.outputs = [Value(OperandDescriptor("float32", shape), producer=node)]
+    kernel = specialised.specialise(node, lambda v: None)
+    assert kernel is not operator_kind("mul").kernel
+    arrays = [s, x] if scale_first else [x, s]
+    got = kernel(arrays, {}, None)[0]
+    with np.errstate(invalid="ignore"):
+        want = operator_kind("mul").kernel(arrays, {}, None)[0]
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -77,6 +77,7 @@ class Kernels:
         self._epilogue = functions.gemm_epilogue
         self._maxpool = functions.maxpool_nhwc
         self._global_avgpool = functions.global_avgpool_nhwc
+        self._scale_channels = functions.scale_channels_f32
         self._lstm = functions.lstm_sequence_f32
         self._gru = functions.gru_sequence_f32
         self._erfc_table = None
@@ -234,6 +235,14 @@ class Kernels:
             self._global_avgpool(n, h * w, c, self._ptr(x), self._ptr(out))
         return out
 
+    def scale_channels(self, x: np.ndarray, scale: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """out = x * scale for C-contiguous float32 x [n, ..., c] and scale [n, c] (broadcast over
+        the middle axes); out like x (may be x)."""
+        n, c = x.shape[0], x.shape[-1]
+        if x.size:
+            self._scale_channels(self._ptr(x), self._ptr(scale), self._ptr(out), n, x.size // (n * c), c)
+        return out
+
     def lstm_sequence(self, xw: np.ndarray, rt: np.ndarray, peephole, h: np.ndarray, c: np.ndarray,
                       seq: np.ndarray | None, gate_offsets, reverse: bool, activations) -> None:
         """§8.9.33 lstm's time steps for one direction (kernels.c lstm_sequence_f32): xw
@@ -337,6 +346,7 @@ def native_library(path):
         "gemm_epilogue": [p, p, i, i, p, p, p, i, f, f],
         "maxpool_nhwc": [i, i, i, i, p, p] + [i] * 10,
         "global_avgpool_nhwc": [i, i, i, p, p],
+        "scale_channels_f32": [p, p, p, i, i, i],
         "lstm_sequence_f32": [i, i, i, p, p, p, p, p, p, i, p] + [i] * 8,
         "gru_sequence_f32": [i, i, i, p, p, p, p, p, i, p] + [i] * 6,
     }

@@ -848,3 +848,20 @@ EXPORT void global_avgpool_nhwc(int batches, int hw, int ch, const float *x, flo
         }
     }
 }
+
+/* ------------------------------------------------------- channel scaling ----
+ * out[b, p, c] = x[b, p, c] * s[b, c]: a mul of an NHWC feature map [batches, rows, ch] by a
+ * per-channel [batches, 1, 1, ch] operand (a squeeze-excitation block's scale), one float32
+ * product each as numpy's broadcast multiply; out may be x. */
+EXPORT void scale_channels_f32(const float *x, const float *s, float *out, int batches, int rows, int ch) {
+    for (int b = 0; b < batches; b++) {
+        const float *sb = s + (long)b * ch;
+        for (int p = 0; p < rows; p++) {
+            const float *xr = x + ((long)b * rows + p) * ch;
+            float *o = out + ((long)b * rows + p) * ch;
+            int c = 0;
+            for (; c + 4 <= ch; c += 4) store4(o + c, load4(xr + c) * load4(sb + c));
+            for (; c < ch; c++) o[c] = xr[c] * sb[c];
+        }
+    }
+}

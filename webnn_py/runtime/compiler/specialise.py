@@ -279,6 +279,30 @@ def _average_pool(node: Node, constant_of):
     return kernel
 
 
+def _channel_scale(node: Node, constant_of):
+    """mul (§8.9.13, element-wise binary) of a float32 [n, h, w, c] value by a computed [n, 1, 1, c] one (either side;
+    a squeeze-excitation block's scale in a channels-last stack) in one C pass
+    (kernels.c scale_channels_f32: the same float32 products numpy's broadcast makes)."""
+    a, b = node.inputs
+    out = node.outputs[0].descriptor
+    if out.type.numpy != _F32 or out.rank != 4 or constant_of(a) is not None or constant_of(b) is not None:
+        return None
+    n, _, _, c = out.shape
+    big = next((i for i, v in enumerate((a, b)) if v.descriptor.shape == out.shape), None)
+    if big is None or (a, b)[1 - big].descriptor.shape != (n, 1, 1, c) or out.shape[1] * out.shape[2] == 1:
+        return None
+    fast = kernels.simd()
+    if fast is None:
+        return None
+
+    def kernel(inputs, _attributes, _outputs, out=None):
+        x = np.ascontiguousarray(inputs[big])
+        out = np.empty(x.shape, _F32) if out is None else out
+        return [fast.scale_channels(x, np.ascontiguousarray(inputs[1 - big]).reshape(n, c), out)]
+    kernel.writes_into = True
+    return kernel
+
+
 _SPECIALISERS = {"conv2d": _conv2d, "gemm": _gemm, "matmul": _matmul, "lstm": _recurrent(lstm_runner, 2),
                  "gru": _recurrent(gru_runner, 1),
-                 "maxPool2d": _max_pool, "averagePool2d": _average_pool}
+                 "maxPool2d": _max_pool, "averagePool2d": _average_pool, "mul": _channel_scale}
