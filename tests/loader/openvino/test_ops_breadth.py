@@ -351,6 +351,10 @@ CASES = {
          "b": rng.random((2, 3)) > 0.5, "s": np.array(2.5, F32)}))(
         p("f", (2, 3)), p("h", (2, 3), np.float16), p("i", (2, 3), I32), p("l", (2, 3), I64),
         p("u", (2, 3), np.uint8), p("b", (2, 3), np.bool_), p("s", ())),
+    "col2im": lambda: (lambda a, b: (model([
+        ops.col2im(a, c([5, 4], I64), c([2, 3], I64)),
+        ops.col2im(b, c([6, 5], I64), c([2, 2], I64), [2, 1], [1, 2], [1, 0], [0, 1])], [a, b]),
+        {"a": normal(2, 12, 8), "b": normal(8, 12)}))(p("a", (2, 12, 8)), p("b", (8, 12))),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

@@ -294,17 +294,54 @@ def extract_image_patches(t, inputs):
     patch = sizes[0] * sizes[1]
     t.check_extent([c * patch, 1] + sizes, "the patch filter")
     padding = spatial_padding(t, [h, w], sizes, strides, rates)
-    one_hot = np.zeros((c, patch, 1, patch), np.dtype(x.dataType))
-    one_hot[:, np.arange(patch), 0, np.arange(patch)] = 1
-    filters = t.operand(one_hot.reshape(c * patch, 1, sizes[0], sizes[1]))
+    filters = t.operand(_one_hot_patches(c, sizes, x.dataType))
     out = t.b.conv2d(x, filters, {"padding": padding, "strides": strides, "dilations": rates, "groups": c})
     oh, ow = out.shape[2:]
     moved = t.b.transpose(t.b.reshape(out, [n, c, patch, oh, ow]), {"permutation": [0, 2, 1, 3, 4]})
     return [t.b.reshape(moved, [n, patch * c, oh, ow])]
 
 
+def _one_hot_patches(channels: int, kernel: list[int], dtype: str) -> np.ndarray:
+    """Filters [channels * kh * kw, 1, kh, kw]: filter c * kh * kw + (i kw + j) picks tap (i, j)."""
+    patch = kernel[0] * kernel[1]
+    one_hot = np.zeros((channels, patch, 1, patch), np.dtype(dtype))
+    one_hot[:, np.arange(patch), 0, np.arange(patch)] = 1
+    return one_hot.reshape(channels * patch, 1, kernel[0], kernel[1])
+
+
+def col2im(t, inputs):
+    """Col2Im-15: the columns [N, C kh kw, L] of ExtractImagePatches' kind
+    (torch's fold order: channel, then tap) summed back into [N, C, H, W]: a
+    grouped convTranspose2d of the columns as [N, C kh kw, oh, ow] with the
+    same one-hot filters."""
+    t.arity(inputs, 3)
+    x = t.operand(inputs[0])
+    size, kernel = t.ints(inputs[1], "output_size"), t.ints(inputs[2], "kernel_size")
+    batched = len(x.shape) == 3
+    if len(x.shape) not in (2, 3) or len(size) != 2 or len(kernel) != 2 or min(size + kernel) < 1:
+        raise t.malformed(f"data {list(x.shape)}, output_size {size} and kernel_size {kernel} do not fit")
+    if x.dataType not in ("float32", "float16"):
+        raise t.unsupported(f"Col2Im of {x.dataType} is not supported (floats only)")
+    strides, dilations = _window_attributes(t, 2)
+    padding = spatial_padding(t, size, kernel, strides, dilations)
+    counts = [(size[k] + padding[2 * k] + padding[2 * k + 1] - (dilations[k] * (kernel[k] - 1) + 1)) // strides[k] + 1
+              for k in range(2)]
+    n = x.shape[0] if batched else 1
+    rows, columns = x.shape[-2:]
+    patch = kernel[0] * kernel[1]
+    if rows % patch or columns != counts[0] * counts[1] or min(counts) < 1:
+        raise t.malformed(f"data {list(x.shape)} is not C * {patch} rows of {counts[0]} x {counts[1]} blocks")
+    t.check_extent([rows, 1] + kernel, "the patch filter")
+    channels = rows // patch
+    blocks = t.b.reshape(x, [n, rows, counts[0], counts[1]])
+    out = t.b.convTranspose2d(blocks, t.operand(_one_hot_patches(channels, kernel, x.dataType)),
+                              {"padding": padding, "strides": strides, "dilations": dilations, "groups": channels,
+                               "outputSizes": size, "filterLayout": "iohw"})
+    return [out if batched else t.b.reshape(out, [channels] + size)]
+
+
 TRANSLATORS = {"MatMul": matmul, "Convolution": convolution, "GroupConvolution": convolution,
                "ConvolutionBackpropData": convolution_backprop_data,
                "GroupConvolutionBackpropData": convolution_backprop_data,
                "MaxPool": max_pool, "AvgPool": avg_pool, "AdaptiveAvgPool": adaptive_pool,
-               "AdaptiveMaxPool": adaptive_pool, "ExtractImagePatches": extract_image_patches}
+               "AdaptiveMaxPool": adaptive_pool, "ExtractImagePatches": extract_image_patches, "Col2Im": col2im}
