@@ -3,6 +3,7 @@
 if (typeof importScripts === "function") {
   importScripts("/resources/testharness.js", "/resources/webidl2.js", "/resources/idlharness.js",
                 "/webnn-polyfill.js");
+  setup({ explicit_timeout: true });   // as in idlharness.html: the test bounds the wait
 }
 
 idl_test(["webnn"], ["html", "webgpu"], async (idl_array) => {

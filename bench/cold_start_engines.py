@@ -1,0 +1,81 @@
+"""Cold start per engine, side by side: navigation → createContext() resolved in
+Chromium, Firefox and WebKit, through the shared browser layer (browsers/).
+
+    .venv/bin/python bench/cold_start_engines.py [--rounds N] [--browser chromium,firefox,webkit]
+
+The page and the shim's phase marks are bench/cold_start.py's. Each round opens
+the page once per engine, in turn (so load changes hit every engine alike), each
+time in a freshly launched browser (empty cache, every asset fetched again from the
+local server). Prints per engine the median of each phase and of the total, and
+the total's ratio to Chromium's, with the load average before and after. No
+assertion: numbers only, and noisy on a shared machine.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+for path in (REPO, REPO / "bench"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from cold_start import PAGE, PHASES  # noqa: E402
+
+
+def phases(result: dict) -> dict[str, float]:
+    """Milliseconds spent in each phase (since the previous mark), and the total."""
+    spent, previous = {}, 0.0
+    for phase in PHASES:
+        if phase in result["marks"]:
+            spent[phase] = result["marks"][phase] - previous
+            previous = result["marks"][phase]
+    spent["total"] = result["resolved"]
+    return spent
+
+
+def main() -> None:
+    import browsers
+    from webnn_py.serve import PolyfillServer
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--browser", default=",".join(browsers.ENGINES), help="comma list of engines")
+    args = parser.parse_args()
+    engines = [e.strip() for e in args.browser.split(",") if e.strip()]
+
+    load_before = os.getloadavg()[0]
+    runs: dict[str, list[dict[str, float]]] = {engine: [] for engine in engines}
+    versions: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as root:
+        (Path(root) / "index.html").write_text(PAGE)
+        with PolyfillServer(root=root) as server:
+            for round_number in range(args.rounds):
+                for engine in engines:
+                    with browsers.launch(engine) as browser, browser.new_page() as page:
+                        versions[engine] = browser.version
+                        page.goto(f"{server.url}/index.html")
+                        result = page.evaluate("self.result")
+                    if "error" in result:
+                        raise SystemExit(f"{engine}: createContext() rejected: {result['error']}")
+                    runs[engine].append(phases(result))
+                    print(f"round {round_number + 1}, {engine}: createContext() resolved at {result['resolved']:.0f} ms",
+                          file=sys.stderr, flush=True)
+
+    print(f"{args.rounds} rounds, a fresh browser per run, medians in ms (load average {load_before:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after)")
+    columns = [p for p in PHASES if all(p in run for runs_of in runs.values() for run in runs_of)] + ["total"]
+    print(f"{'engine':28}" + "".join(f"{c:>12}" for c in columns) + f"{'vs chromium':>13}")
+    base = statistics.median(r["total"] for r in runs["chromium"]) if "chromium" in runs else None
+    for engine, engine_runs in runs.items():
+        medians = [statistics.median(r[c] for r in engine_runs) for c in columns]
+        ratio = f"{medians[-1] / base:13.2f}" if base else ""
+        print(f"{engine + ' ' + versions[engine]:28}" + "".join(f"{m:12.0f}" for m in medians) + ratio)
+
+
+if __name__ == "__main__":
+    main()
