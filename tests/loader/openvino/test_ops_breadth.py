@@ -323,6 +323,15 @@ CASES = {
         ops.embedding_bag_packed_sum(c(normal(7, 3)), i), ops.embedding_bag_packed_sum(c(normal(7, 3)), i, w),
         ops.embedding_bag_packed(c(normal(7, 2, 2)), i, reduction="mean")], [i, w]),
         {"i": np.array([[0, 6, 2], [3, 3, 1]], I32), "w": normal(2, 3)}))(p("i", (2, 3), I32), p("w", (2, 3))),
+    "embedding-offsets-segments": lambda: (lambda i, o, sid, w: (model([
+        ops.embedding_bag_offsets_sum(c(normal(7, 3)), i, o), ops.embedding_bag_offsets_sum(c(normal(7, 3)), i, o,
+                                                                                          c(2, I32), w),
+        ops.embedding_bag_offsets(c(normal(7, 2, 2)), i, o, c(5, I32), reduction="mean"),
+        ops.embedding_segments_sum(c(normal(7, 3)), i, sid, c(4, I32)),
+        ops.embedding_segments_sum(c(normal(7, 3)), i, sid, c(4, I32), c(6, I32), w)], [i, o, sid, w]),
+        {"i": np.array([0, 6, 2, 3, 3, 1], I32), "o": np.array([0, 2, 2, 5], I32),
+         "sid": np.array([0, 0, 1, 1, 3, 3], I32), "w": normal(6)}))(
+        p("i", (6,), I32), p("o", (4,), I32), p("sid", (6,), I32), p("w", (6,))),
     "slice-scatter": unary(lambda x: [
         ops.slice_scatter(x, c(normal(2, 2, 2)), c([0, 1], I64), c([2, 4], I64), c([1, 2], I64), c([1, 2], I64)),
         ops.slice_scatter(x, c(normal(1, 3, 4)), c([-1], I64), c([-3], I64), c([-2], I64))]),

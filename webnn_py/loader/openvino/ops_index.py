@@ -1,7 +1,8 @@
 """Indexed reads and writes (OpenVINO opsets 1-15): GatherND, GatherElements,
 ScatterUpdate, ScatterNDUpdate, ScatterElementsUpdate, onto WebNN's gatherND,
 gatherElements, scatterND and scatterElements; ReverseSequence and SliceScatter
-with constant positions; EmbeddingBagPacked(Sum); and OneHot, Bucketize and
+with constant positions; the EmbeddingBag* and EmbeddingSegmentsSum bags
+(gathers and a membership-matrix product); and OneHot, Bucketize and
 SearchSorted, which compare indices or values with positions or boundaries.
 
 OpenVINO's indices may be negative (counted from the end of their axis);
@@ -222,14 +223,103 @@ def embedding_bag_packed(t, inputs):
     table, indices = inputs[0], inputs[1]
     _check_indices(t, indices)
     rows = t.b.gather(t.operand(table), _wrapped(t, indices, t.shape(table)[0]), {"axis": 0})   # [B, K, ...]
-    if len(inputs) == 3:
-        weights = t.operand(inputs[2])
+    weights = inputs[2] if len(inputs) == 3 else None
+    if weights is not None:
+        weights = t.operand(weights)
         rows = t.b.mul(rows, t.b.reshape(weights, list(weights.shape) + [1] * (len(rows.shape) - 2)))
+    reduce = t.b.reduceMean if _reduction(t, weights) else t.b.reduceSum
+    return [reduce(rows, {"axes": [1]})]
+
+
+def _bag_rows(t, table, indices, weights):
+    """The table rows indices pick, flattened to [N, D] and weighted; and D's shape."""
+    _check_indices(t, indices)
+    if len(t.shape(indices)) != 1:
+        raise t.malformed(f"indices have shape {list(t.shape(indices))}, not [N]")
+    table = t.operand(table)
+    rows = t.b.gather(table, _wrapped(t, indices, table.shape[0]), {"axis": 0})
+    if weights is not None:
+        weights = t.operand(weights)
+        rows = t.b.mul(rows, t.b.reshape(weights, list(weights.shape) + [1] * (len(rows.shape) - 1)))
+    inner = list(table.shape[1:])
+    return t.b.reshape(rows, [rows.shape[0], int(np.prod(inner, dtype=np.int64))]), inner, table
+
+
+def _bags(t, member, rows, inner, table, default, mean: bool):
+    """sum (or mean) of the rows each bag's membership row (0/1, [B, N]) picks,
+    as a product of the membership matrix and the rows; an empty bag gives the
+    default_index row (zeros without one, or with a negative one)."""
+    dtype = rows.dataType
+    weights = t.b.cast(member, dtype)
+    counts = t.b.reduceSum(weights, {"axes": [1], "keepDimensions": True})        # [B, 1]
+    if mean:
+        weights = t.b.div(weights, t.b.max(counts, t.operand(np.ones((), np.dtype(dtype)))))
+    out = t.b.matmul(weights, rows)                                                 # [B, D]
+    if default is not None:
+        index = t.ints(default, "default_index")
+        if len(index) != 1:
+            raise t.malformed(f"default_index holds {len(index)} values, not 1")
+        if index[0] >= 0:
+            if index[0] >= table.shape[0]:
+                raise t.malformed(f"default_index {index[0]} lies outside the table's {table.shape[0]} rows")
+            row = t.b.reshape(t.b.slice(table, [index[0]] + [0] * len(inner), [1] + inner), [1, rows.shape[1]])
+            empty = t.b.equal(counts, t.operand(np.zeros((), np.dtype(dtype))))
+            out = t.b.where(empty, row, out)
+    return t.b.reshape(out, [out.shape[0]] + inner)
+
+
+def embedding_bag_offsets(t, inputs):
+    """EmbeddingBagOffsetsSum-3 and EmbeddingBagOffsets-15: bag b holds
+    indices[offsets[b]:offsets[b + 1]] (the last one up to N); the membership
+    matrix is computed from the (run-time) offsets by comparisons."""
+    t.arity(inputs, 3, 4, 5)
+    table, indices, offsets = inputs[:3]
+    default = inputs[3] if len(inputs) >= 4 else None
+    weights = inputs[4] if len(inputs) == 5 else None
+    mean = _reduction(t, weights)
+    rows, inner, table_operand = _bag_rows(t, table, indices, weights)
+    count = rows.shape[0]
+    starts = t.operand(offsets)
+    if len(starts.shape) != 1:
+        raise t.malformed(f"offsets have shape {list(starts.shape)}, not [B]")
+    bags = starts.shape[0]
+    total = t.operand(np.array([count], np.dtype(starts.dataType)))
+    ends = t.b.concat([t.b.slice(starts, [1], [bags - 1]), total], 0) if bags > 1 else total
+    position = t.operand(np.arange(count, dtype=np.dtype(starts.dataType)).reshape(1, count))
+    column = [bags, 1]
+    member = t.b.logicalAnd(t.b.greaterOrEqual(position, t.b.reshape(starts, column)),
+                            t.b.lesser(position, t.b.reshape(ends, column)))
+    return [_bags(t, member, rows, inner, table_operand, default, mean)]
+
+
+def embedding_segments_sum(t, inputs):
+    """EmbeddingSegmentsSum-3: segment s sums the rows whose segment_ids entry
+    is s, for s < num_segments (a constant: it sizes the output). The
+    membership comparison does not need the ids sorted (the tests give sorted
+    ones: OpenVINO's CPU plugin gave other sums for unsorted ids)."""
+    t.arity(inputs, 4, 5, 6)
+    table, indices, segment_ids, num = inputs[:4]
+    default = inputs[4] if len(inputs) >= 5 else None
+    weights = inputs[5] if len(inputs) == 6 else None
+    rows, inner, table_operand = _bag_rows(t, table, indices, weights)
+    segments = t.ints(num, "num_segments")
+    if len(segments) != 1 or segments[0] < 1:
+        raise t.malformed(f"num_segments {segments} is not one positive number")
+    t.check_extent([segments[0], rows.shape[0]], "the segment matrix")
+    ids = t.operand(segment_ids)
+    wanted = t.operand(np.arange(segments[0], dtype=np.dtype(ids.dataType)).reshape(segments[0], 1))
+    member = t.b.equal(t.b.reshape(ids, [1, ids.shape[0]]), wanted)
+    return [_bags(t, member, rows, inner, table_operand, default, False)]
+
+
+def _reduction(t, weights) -> bool:
+    """True for reduction mean (EmbeddingBag*-15), which takes no per-sample weights."""
     reduction = t.layer.data.get("reduction", "sum").lower()
     if reduction not in ("sum", "mean"):
         raise t.malformed(f"reduction {reduction!r} is not sum or mean")
-    reduce = t.b.reduceMean if reduction == "mean" else t.b.reduceSum
-    return [reduce(rows, {"axes": [1]})]
+    if reduction == "mean" and weights is not None:
+        raise t.malformed("per_sample_weights go with reduction sum only")
+    return reduction == "mean"
 
 
 def slice_scatter(t, inputs):
@@ -260,4 +350,6 @@ TRANSLATORS = {"GatherND": gather_nd, "GatherElements": gather_elements, "Scatte
                "ScatterNDUpdate": scatter_nd_update, "ScatterElementsUpdate": scatter_elements_update,
                "OneHot": one_hot, "Bucketize": bucketize, "ReverseSequence": reverse_sequence,
                "SearchSorted": search_sorted, "EmbeddingBagPackedSum": embedding_bag_packed,
-               "EmbeddingBagPacked": embedding_bag_packed, "SliceScatter": slice_scatter}
+               "EmbeddingBagPacked": embedding_bag_packed, "SliceScatter": slice_scatter,
+               "EmbeddingBagOffsetsSum": embedding_bag_offsets, "EmbeddingBagOffsets": embedding_bag_offsets,
+               "EmbeddingSegmentsSum": embedding_segments_sum}

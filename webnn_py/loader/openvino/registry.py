@@ -74,7 +74,6 @@ UNSUPPORTED = {
     "ExperimentalDetectronTopKROIs": _NO_DYNAMIC,
     "CTCGreedyDecoder": _NOT_YET, "CTCLoss": _NOT_YET,
     "GatherTree": "a backward data-dependent walk WebNN cannot express without control flow",
-    "EmbeddingBagOffsetsSum": _NOT_YET, "EmbeddingSegmentsSum": _NOT_YET, "EmbeddingBagOffsets": _NOT_YET,
     "FakeConvert": "WebNN has no float8 types",
     "PriorBox": _NOT_YET, "PriorBoxClustered": _NOT_YET,
     "AUGRUCell": _NOT_YET, "AUGRUSequence": _NOT_YET,
