@@ -11,6 +11,11 @@ content-hashed runtime, `no-cache` for the entry script. Two pages on that serve
   bare      <script src=/dist/runtime-<hash>/pyodide.js>, then loadPyodide() (no packages):
             the same runtime files Pyodide itself needs, nothing of ours
 
+  snapshot  (with --snapshot) the bare page's loadPyodide() restored from Pyodide 0.27's
+            experimental memory snapshot (`_makeSnapshot` / `makeMemorySnapshot()` /
+            `_loadSnapshot`), made once here in a throwaway profile; it cannot hold numpy (a
+            binary extension) in 0.27, so this measures what it saves on Pyodide's own start
+
 Each run launches a fresh browser profile per page (empty HTTP cache): the first visit is
 navigation → promise resolved; then the same profile navigates again (warm HTTP cache, and
 V8's code cache for the wasm where Chromium made one): the repeat visit. The pages alternate
@@ -56,6 +61,40 @@ BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare</title>
     () => ({ ms: performance.now(), resources: resources() }), (e) => ({ error: String(e) }));
 </script>
 """
+SNAPSHOT_MAKE_PAGE = """<!doctype html><meta charset="utf-8"><title>make snapshot</title>
+<script src="/dist/%(runtime)spyodide.js"></script>
+<script>
+  self.result = loadPyodide({ indexURL: new URL("/dist/%(runtime)s", location.href).href, fullStdLib: false,
+                              _makeSnapshot: true })
+    .then((pyodide) => fetch("/snapshot-upload", { method: "POST", body: pyodide.makeMemorySnapshot() }))
+    .then(() => ({ ms: performance.now(), resources: [] }), (e) => ({ error: String(e) }));
+</script>
+"""
+SNAPSHOT_PAGE = """<!doctype html><meta charset="utf-8"><title>snapshot</title>
+<script src="/dist/%(runtime)spyodide.js"></script>
+<script>%(report)s
+  self.result = loadPyodide({ indexURL: new URL("/dist/%(runtime)s", location.href).href, fullStdLib: false,
+                              _loadSnapshot: fetch("snapshot.bin").then((r) => r.arrayBuffer()) })
+    .then((pyodide) => pyodide.runPython("6 * 7") === 42 ? { ms: performance.now(), resources: resources() }
+                                                          : { error: "wrong answer" },
+          (e) => ({ error: String(e) }));
+</script>
+"""
+
+
+def make_snapshot(p, url: str, target: Path, executable: str, flags: list[str]) -> None:
+    """Run SNAPSHOT_MAKE_PAGE in a throwaway profile; its upload is caught here and written to `target`."""
+    with tempfile.TemporaryDirectory(prefix="webnn-snapshot-") as profile:
+        context = p.chromium.launch_persistent_context(profile, executable_path=executable, headless=True,
+                                                       args=flags)
+        try:
+            def store(route):
+                target.write_bytes(route.request.post_data_buffer)
+                route.fulfill(status=204)
+            context.route("**/snapshot-upload", store)
+            visit(context, url)
+        finally:
+            context.close()
 
 
 def visit(context, url: str) -> dict:
@@ -88,6 +127,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-build", action="store_true", help="use dist/ as it is")
+    parser.add_argument("--snapshot", action="store_true",
+                        help="also measure loadPyodide() from a memory snapshot (no packages)")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -102,10 +143,21 @@ def main() -> int:
     samples: dict[tuple[str, str], list[dict]] = {}
     with tempfile.TemporaryDirectory() as pages:
         Path(pages, "polyfill.html").write_text(POLYFILL_PAGE % REPORT)
-        Path(pages, "bare.html").write_text(BARE_PAGE % {"runtime": manifest["runtime"], "report": REPORT})
+        fill = {"runtime": manifest["runtime"], "report": REPORT}
+        Path(pages, "bare.html").write_text(BARE_PAGE % fill)
+        Path(pages, "make-snapshot.html").write_text(SNAPSHOT_MAKE_PAGE % fill)
+        Path(pages, "snapshot.html").write_text(SNAPSHOT_PAGE % fill)
+        names = ["polyfill", "bare"] + (["snapshot"] if args.snapshot else [])
         with PolyfillServer(root=pages, dist=DIST) as server, sync_playwright() as p:
+            if args.snapshot:
+                snapshot = Path(pages, "snapshot.bin")
+                make_snapshot(p, f"{server.url}/make-snapshot.html", snapshot, chromium_path(), HEADLESS_FLAGS)
+                import brotli
+                print(f"memory snapshot: {snapshot.stat().st_size / 1e6:.1f} MB "
+                      f"({len(brotli.compress(snapshot.read_bytes(), quality=9, lgwin=24)) / 1e6:.1f} MB brotli-9; "
+                      "served uncompressed here)", flush=True)
             for run in range(args.runs):
-                order = ["polyfill", "bare"] if run % 2 == 0 else ["bare", "polyfill"]
+                order = names[run % len(names):] + names[:run % len(names)]
                 for name in order:
                     first, repeat = one_profile(p, f"{server.url}/{name}.html", chromium_path(), HEADLESS_FLAGS)
                     samples.setdefault((name, "first"), []).append(first)
@@ -121,12 +173,16 @@ def main() -> int:
 
     bare_first = median("bare", "first")
     print(f"\nmedians of {args.runs} runs (ms since navigation start; MB over the network, i.e. brotli + headers):")
-    for name in ("polyfill", "bare"):
+    for name in names:
         for kind in ("first", "repeat"):
             print(f"  {name:8s} {kind:6s} visit {median(name, kind) / 1000:6.2f} s   "
                   f"{median(name, kind, 'bytes') / 1e6:6.2f} MB")
     print(f"polyfill first visit / bare first visit:  {median('polyfill', 'first') / bare_first:.2f}x (issue 14: <= 1.2x)")
     print(f"polyfill repeat visit / bare first visit: {median('polyfill', 'repeat') / bare_first:.2f}x (issue 14: <= 0.5x)")
+    if args.snapshot:
+        print(f"loadPyodide() from the snapshot / bare loadPyodide(), first visit: "
+              f"{median('snapshot', 'first') / bare_first:.2f}x, repeat visit: "
+              f"{median('snapshot', 'repeat') / median('bare', 'repeat'):.2f}x")
     print(f"transfer to the first createContext(): {median('polyfill', 'first', 'bytes') / 1e6:.2f} MB brotli "
           f"(issue 14: <= 6 MB); bare loadPyodide(): {median('bare', 'first', 'bytes') / 1e6:.2f} MB")
     print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
