@@ -191,10 +191,7 @@
     const indexURL = runtimeConfig.source === "cdn" ? runtimeConfig.indexURL : pyodideURL;
     const loadPyodide = await pyodideLoader(indexURL);
     mark("pyodide.js");
-    // `js` in Python: the global scope, except that the names the bridge and the bindings
-    // use are the intrinsics captured above (a page that replaced `Promise` would otherwise
-    // be handed the executor of the promises that carry results out of Python).
-    const pyodide = await withPyodideMessageFilter(() => loadPyodide({ indexURL, fullStdLib: false, jsglobals: pythonGlobals() }));
+    const pyodide = await withPyodideMessageFilter(() => loadPyodide({ indexURL, fullStdLib: false }));
     mark("loadPyodide");
     // loadPackage() reports a package that fails to load (a missing file, a
     // sha256 mismatch) through errorCallback rather than by rejecting: collect
@@ -226,17 +223,6 @@
     mark("ready");
     const seconds = ((performance.now() - started) / 1000).toFixed(2);
     global.console.debug(`webnn-py: Python runtime ready in ${seconds} s`);
-  }
-
-  const PROTECTED_GLOBALS = {
-    __proto__: null, Promise, Object, Reflect, Symbol, String, Number, ArrayBuffer, Uint8Array, WebAssembly, Array,
-  };
-  function pythonGlobals() {
-    return new ProxyCtor(global, {
-      get(target, key) {
-        return typeof key === "string" && key in PROTECTED_GLOBALS ? PROTECTED_GLOBALS[key] : reflectGet(target, key);
-      },
-    });
   }
 
   // Pyodide's runtime listens for "message" events on the global scope to run its own
@@ -636,7 +622,6 @@
   // Results are wrapped in the realm of the object the member was called on (its
   // "relevant realm"); errors are made here and turned into the caller's by its facade.
   function invokeIn(self, interfaceName, member, args) {
-    const kind = memberOf(interfaceName, member, false);
     const entry = weakMapGet(brands, self);
     if (interfaceName === "ML" && member === "createContext" && entry && entry.type === "ML") {
       try {
@@ -645,6 +630,17 @@
         return promiseReject(error);
       }
     }
+    return callMember(self, interfaceName, member, false,
+                      (impl) => bridge.invoke(impl, member, argumentsForPython(arraySlice(args))));
+  }
+
+  function getIn(self, interfaceName, attribute) {
+    return callMember(self, interfaceName, attribute, true, (impl) => bridge.get(impl, attribute));
+  }
+
+  // A promise-typed member reports every error as a rejected promise (WebIDL §3.7.6).
+  function callMember(self, interfaceName, member, attribute, call) {
+    const kind = memberOf(interfaceName, member, attribute);
     let impl;
     try {
       impl = implOf(self, interfaceName, member);
@@ -652,30 +648,16 @@
       if (kind.promise) return promiseReject(error);
       throw error;
     }
-    const outcome = bridge.invoke(impl, member, argumentsForPython(arraySlice(args)));
-    if (!kind.promise) return outward(unpack(outcome, entry.realm));
+    const realm = weakMapGet(brands, self).realm;
+    const outcome = call(impl);
+    if (!kind.promise) return outward(unpack(outcome, realm));
     let awaitable;
     try {
-      awaitable = unpack(outcome, entry.realm);
+      awaitable = unpack(outcome, realm);
     } catch (error) {
       return promiseReject(error);
     }
-    return toPromise(awaitable, entry.realm);
-  }
-
-  function getIn(self, interfaceName, attribute) {
-    const kind = memberOf(interfaceName, attribute, true);
-    let impl;
-    try {
-      impl = implOf(self, interfaceName, attribute);
-    } catch (error) {
-      // A promise-typed attribute reports errors as a rejected promise (WebIDL §3.7.6).
-      if (kind.promise) return promiseReject(error);
-      throw error;
-    }
-    const realm = weakMapGet(brands, self).realm;
-    const outcome = bridge.get(impl, attribute);
-    return kind.promise ? toPromise(unpack(outcome, realm), realm) : outward(unpack(outcome, realm));
+    return toPromise(awaitable, realm);
   }
 
   // §8.2.2 createContext() step 2: the SecurityError comes from the policy of the ML

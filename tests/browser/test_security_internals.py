@@ -12,7 +12,7 @@
 Expected values are hand-computed."""
 import pytest
 
-from . import PAGES, lacks
+from . import PAGES, lacks, page_facts
 
 
 @pytest.fixture(scope="module")
@@ -96,25 +96,13 @@ def _relu_f16_ir(directory) -> str:
 
 
 def test_message_noise_from_another_origin(browser):
-    from webnn_py.serve import PolyfillServer
-
-    with PolyfillServer(root=PAGES) as server, browser.new_page() as page:
-        page.goto(f"{server.url}/security_messages.html")
-        facts = page.evaluate("window.messageFacts")
-        errors = list(page.errors)
-    assert errors == []
+    facts = page_facts("security_messages.html", "window.messageFacts", browser)   # no uncaught error
     assert sorted(facts["received"]) == sorted(facts["noise"])     # the page's own listener saw them all
     assert facts["values"] == [20, 21, 18, 20.5]
 
 
 def test_a_removed_frames_contexts_are_lost(browser):
-    from webnn_py.serve import PolyfillServer
-
-    with PolyfillServer(root=PAGES) as server, browser.new_page() as page:
-        page.goto(f"{server.url}/security_frames.html")
-        facts = page.evaluate("window.removedFrameFacts")
-        errors = list(page.errors)
-    assert errors == []
+    facts = page_facts("security_frames.html", "window.removedFrameFacts", browser)   # no uncaught error
     assert facts["before"] == [2, 4]                        # the frame's context worked
     assert facts["lost"] is True                            # context.lost resolved after removal
     assert facts["createTensorAfter"] == "InvalidStateError"
