@@ -81,6 +81,14 @@ def _color(dtype):
                                                  "v": values(2, 2, 3, 1)}
 
 
+def _ctc_scores(steps: int, batch: int) -> np.ndarray:
+    """[T, N, 5] scores whose argmax walks a path with repeats and blanks (class 4)."""
+    path = np.array([[1, 1, 4, 1, 2, 2, 0], [4, 3, 3, 4, 0, 0, 2]]).T[:steps, :batch]
+    scores = rng.random((steps, batch, 5)).astype(F32)
+    np.put_along_axis(scores, path[..., None], 2.0, axis=2)
+    return scores
+
+
 CASES = {
     # -- activations and math --
     "math": unary(lambda x: [ops.abs(x), ops.ceiling(x), ops.floor(x), ops.cos(x), ops.sin(x), ops.tan(x),
@@ -364,6 +372,13 @@ CASES = {
         ops.col2im(a, c([5, 4], I64), c([2, 3], I64)),
         ops.col2im(b, c([6, 5], I64), c([2, 2], I64), [2, 1], [1, 2], [1, 0], [0, 1])], [a, b]),
         {"a": normal(2, 12, 8), "b": normal(8, 12)}))(p("a", (2, 12, 8)), p("b", (8, 12))),
+    "ctc-greedy": lambda: (lambda d, m, b, n: (model([
+        ops.ctc_greedy_decoder(d, m), ops.ctc_greedy_decoder(d, m, False),
+        *ops.ctc_greedy_decoder_seq_len(b, n).outputs(),
+        *ops.ctc_greedy_decoder_seq_len(b, n, c(0, I32), False, "i64", "i64").outputs()], [d, m, b, n]),
+        {"d": _ctc_scores(7, 2), "m": np.array([[1, 1], [1, 1], [1, 1], [1, 1], [1, 0], [1, 0], [0, 0]], F32),
+         "b": np.transpose(_ctc_scores(7, 2), (1, 0, 2)).copy(),
+         "n": np.array([6, 4], I32)}))(p("d", (7, 2, 5)), p("m", (7, 2)), p("b", (2, 7, 5)), p("n", (2,), I32)),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

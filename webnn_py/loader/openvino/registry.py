@@ -17,12 +17,12 @@ and the case.
 """
 from __future__ import annotations
 
-from . import (ops_activation, ops_attention, ops_color, ops_einsum, ops_elementwise, ops_index, ops_nn,
+from . import (ops_activation, ops_attention, ops_color, ops_ctc, ops_einsum, ops_elementwise, ops_index, ops_nn,
                ops_recurrent, ops_reduce, ops_resize, ops_shape)
 
 TRANSLATORS: dict = {}
 for _module in (ops_elementwise, ops_activation, ops_reduce, ops_nn, ops_resize, ops_shape, ops_index, ops_einsum,
-                ops_attention, ops_recurrent, ops_color):
+                ops_attention, ops_recurrent, ops_color, ops_ctc):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 STRUCTURAL = {
@@ -36,18 +36,22 @@ STRUCTURAL = {
 _NO_DYNAMIC = "its output shape depends on the input values; WebNN operands have static shapes"
 _NO_OPERATOR = "WebNN has no operator that computes it"
 _NOT_YET = "not translated yet"
+_NMS = ("a non-maximum suppression: it sorts every candidate box and suppresses them one after another, which "
+        "WebNN cannot express at a practical size")
+_DFT = "expressible as products with constant cosine/sine matrices, but not translated yet"
 
 UNSUPPORTED = {
     # Output shapes decided by data.
     "NonZero": _NO_DYNAMIC, "Unique": _NO_DYNAMIC, "NonMaxSuppression": _NO_DYNAMIC,
     "MatrixNms": _NO_DYNAMIC, "MulticlassNms": _NO_DYNAMIC, "NMSRotated": _NO_DYNAMIC,
-    "CTCGreedyDecoderSeqLen": _NO_DYNAMIC, "ExperimentalDetectronDetectionOutput": _NO_DYNAMIC,
-    "ExperimentalDetectronGenerateProposalsSingleImage": _NO_DYNAMIC, "GenerateProposals": _NO_DYNAMIC,
-    "Proposal": _NO_DYNAMIC, "DetectionOutput": _NO_DYNAMIC,
+    # Non-maximum suppression with padded, static outputs.
+    "ExperimentalDetectronDetectionOutput": _NMS,
+    "ExperimentalDetectronGenerateProposalsSingleImage": _NMS, "GenerateProposals": _NMS,
+    "Proposal": _NMS, "DetectionOutput": _NMS,
     # Functions WebNN's operators cannot compute exactly.
     "Asin": _NO_OPERATOR, "Acos": _NO_OPERATOR, "Atan": _NO_OPERATOR, "Asinh": _NO_OPERATOR,
     "Acosh": _NO_OPERATOR, "Atanh": _NO_OPERATOR,
-    "DFT": _NO_OPERATOR, "IDFT": _NO_OPERATOR, "RDFT": _NO_OPERATOR, "IRDFT": _NO_OPERATOR, "STFT": _NO_OPERATOR,
+    "DFT": _DFT, "IDFT": _DFT, "RDFT": _DFT, "IRDFT": _DFT, "STFT": _DFT,
     "Inverse": "WebNN has no matrix inverse (no loop-free way to pivot)",
     "RandomUniform": "WebNN has no random numbers (and Philox's exact sequence is needed to match OpenVINO)",
     "BitwiseAnd": "WebNN has no bitwise operators on integers",
@@ -72,11 +76,10 @@ UNSUPPORTED = {
     "ExperimentalDetectronROIFeatureExtractor": "WebNN has no sampling at data-dependent coordinates",
     "ExperimentalDetectronPriorGridGenerator": _NOT_YET,
     "ExperimentalDetectronTopKROIs": _NO_DYNAMIC,
-    "CTCGreedyDecoder": _NOT_YET, "CTCLoss": _NOT_YET,
+    "CTCLoss": _NOT_YET,
     "GatherTree": "a backward data-dependent walk WebNN cannot express without control flow",
     "FakeConvert": "WebNN has no float8 types",
     "PriorBox": _NOT_YET, "PriorBoxClustered": _NOT_YET,
-    "AUGRUCell": _NOT_YET, "AUGRUSequence": _NOT_YET,
     "Multinomial": "WebNN has no random numbers",
 }
 
