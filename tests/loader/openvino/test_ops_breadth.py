@@ -379,6 +379,11 @@ CASES = {
         {"d": _ctc_scores(7, 2), "m": np.array([[1, 1], [1, 1], [1, 1], [1, 1], [1, 0], [1, 0], [0, 0]], F32),
          "b": np.transpose(_ctc_scores(7, 2), (1, 0, 2)).copy(),
          "n": np.array([6, 4], I32)}))(p("d", (7, 2, 5)), p("m", (7, 2)), p("b", (2, 7, 5)), p("n", (2,), I32)),
+    "fourier": lambda: (lambda z, r: (model([
+        ops.dft(z, c([1], I64)), ops.dft(z, c([0, 2], I64)), ops.dft(z, c([-1], I64), c([6], I64)),
+        ops.idft(z, c([1, 2], I64)), ops.idft(z, c([2], I64), c([3], I64)),
+        ops.rdft(r, c([1], I64)), ops.rdft(r, c([0, 1], I64)), ops.rdft(r, c([1], I64), c([5], I64))], [z, r]),
+        {"z": normal(3, 5, 4, 2), "r": normal(4, 6)}))(p("z", (3, 5, 4, 2)), p("r", (4, 6))),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),

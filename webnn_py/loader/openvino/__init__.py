@@ -16,6 +16,7 @@ translated into ordinary MLGraphBuilder calls.
   ops_recurrent.py    LSTMSequence, GRUSequence, LSTMCell, GRUCell onto lstm / gru and their cells; RNN unrolled
   ops_color.py        NV12/I420 to RGB/BGR
   ops_ctc.py          CTCGreedyDecoder(SeqLen): argMax, keep rules, packed by a scatter
+  ops_fourier.py      DFT, IDFT, RDFT as products with constant cosine/sine matrices
   loop.py             Loop-5 onto the builder's `loop`
   model.py            specialisation per input shapes and Loop iteration counts, and running
   registry.py         which IR types are translated (TRANSLATORS), handled by the walk

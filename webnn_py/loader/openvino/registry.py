@@ -17,12 +17,12 @@ and the case.
 """
 from __future__ import annotations
 
-from . import (ops_activation, ops_attention, ops_color, ops_ctc, ops_einsum, ops_elementwise, ops_index, ops_nn,
-               ops_recurrent, ops_reduce, ops_resize, ops_shape)
+from . import (ops_activation, ops_attention, ops_color, ops_ctc, ops_einsum, ops_elementwise, ops_fourier, ops_index,
+               ops_nn, ops_recurrent, ops_reduce, ops_resize, ops_shape)
 
 TRANSLATORS: dict = {}
 for _module in (ops_elementwise, ops_activation, ops_reduce, ops_nn, ops_resize, ops_shape, ops_index, ops_einsum,
-                ops_attention, ops_recurrent, ops_color, ops_ctc):
+                ops_attention, ops_recurrent, ops_color, ops_ctc, ops_fourier):
     TRANSLATORS.update(_module.TRANSLATORS)
 
 STRUCTURAL = {
@@ -38,7 +38,7 @@ _NO_OPERATOR = "WebNN has no operator that computes it"
 _NOT_YET = "not translated yet"
 _NMS = ("a non-maximum suppression: it sorts every candidate box and suppresses them one after another, which "
         "WebNN cannot express at a practical size")
-_DFT = "expressible as products with constant cosine/sine matrices, but not translated yet"
+_DFT = "expressible as products with constant cosine/sine matrices (as DFT, IDFT and RDFT are), not translated yet"
 
 UNSUPPORTED = {
     # Output shapes decided by data.
@@ -51,7 +51,7 @@ UNSUPPORTED = {
     # Functions WebNN's operators cannot compute exactly.
     "Asin": _NO_OPERATOR, "Acos": _NO_OPERATOR, "Atan": _NO_OPERATOR, "Asinh": _NO_OPERATOR,
     "Acosh": _NO_OPERATOR, "Atanh": _NO_OPERATOR,
-    "DFT": _DFT, "IDFT": _DFT, "RDFT": _DFT, "IRDFT": _DFT, "STFT": _DFT,
+    "IRDFT": _DFT, "STFT": _DFT,
     "Inverse": "WebNN has no matrix inverse (no loop-free way to pivot)",
     "RandomUniform": "WebNN has no random numbers (and Philox's exact sequence is needed to match OpenVINO)",
     "BitwiseAnd": "WebNN has no bitwise operators on integers",
