@@ -384,6 +384,10 @@ CASES = {
         ops.idft(z, c([1, 2], I64)), ops.idft(z, c([2], I64), c([3], I64)),
         ops.rdft(r, c([1], I64)), ops.rdft(r, c([0, 1], I64)), ops.rdft(r, c([1], I64), c([5], I64))], [z, r]),
         {"z": normal(3, 5, 4, 2), "r": normal(4, 6)}))(p("z", (3, 5, 4, 2)), p("r", (4, 6))),
+    "bitwise-boolean": lambda: (lambda a, b: (model([ops.bitwise_and(a, b), ops.bitwise_or(a, b),
+                                                     ops.bitwise_xor(a, b), ops.bitwise_not(a)], [a, b]),
+                                              {"a": rng.random((2, 3)) > 0.5, "b": np.array([True, False, True])}))(
+        p("a", (2, 3), np.bool_), p("b", (3,), np.bool_)),
     "einsum": lambda: (lambda a, b, d: (model([
         ops.einsum([a, b], "bij,bjk->bik"), ops.einsum([a], "bij->jb"), ops.einsum([a, d], "bij,kj->bki"),
         ops.einsum([a, b], "bij,bjk->ik"), ops.einsum([a, d], "bij,kl->bik"), ops.einsum([a], "bij->ji"),
@@ -416,6 +420,8 @@ REFUSED = {
                           "reduction 'sum'"),
     "interpolate-1-area": (lambda x: ops1.interpolate(x, c([4, 8], I64), {"axes": [1, 2], "mode": "area"}),
                            "mode 'area' is not supported"),
+    "bitwise-integers": (lambda x: ops.convert(ops.bitwise_and(ops.convert(x, "i32"), c(3, I32)), "f32"),
+                         "BitwiseAnd of integers is not supported"),
     "interpolate-antialias": (lambda x: ops.interpolate(x, c([2, 2], I64), "linear", "sizes", antialias=True,
                                                         axes=c([1, 2], I64)), "antialias"),
 }

@@ -200,6 +200,18 @@ def convert_promote_types(t, inputs):
     return [_convert_to(t, a, target)[0], _convert_to(t, b, target)[0]]
 
 
+def _bitwise(method: str):
+    """BitwiseAnd/Or/Xor/Not-13 on booleans are the logical operators; WebNN has
+    no bitwise operators on integers."""
+    def translate(t, inputs):
+        t.arity(inputs, 1 if method == "logicalNot" else 2)
+        if any(port.precision.upper() not in ("BOOL", "BOOLEAN") for port in t.layer.inputs):
+            raise t.unsupported(f"{t.layer.type} of integers is not supported (WebNN has no bitwise operators; "
+                                "booleans are)")
+        return [getattr(t.b, method)(*(t.operand(v) for v in inputs))]
+    return translate
+
+
 def softmax(t, inputs):
     t.arity(inputs, 1)
     x = t.operand(inputs[0])
@@ -242,5 +254,6 @@ TRANSLATORS = {
     "LogicalNot": _unary("logicalNot"),
     "ReLU": _unary("relu"), "Sigmoid": _unary("sigmoid"), "Tanh": _unary("tanh"),
     "Select": select, "Convert": convert, "ConvertLike": convert_like, "ConvertPromoteTypes": convert_promote_types, "SoftMax": softmax,
-    "FakeQuantize": fake_quantize, "Power": _binary("pow"), "SquaredDifference": squared_difference, "FloorMod": floor_mod, "Mod": mod,
+    "BitwiseAnd": _bitwise("logicalAnd"), "BitwiseOr": _bitwise("logicalOr"), "BitwiseXor": _bitwise("logicalXor"),
+    "BitwiseNot": _bitwise("logicalNot"), "FakeQuantize": fake_quantize, "Power": _binary("pow"), "SquaredDifference": squared_difference, "FloorMod": floor_mod, "Mod": mod,
 }
