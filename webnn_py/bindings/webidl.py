@@ -358,6 +358,33 @@ class _TypeParser:
         return IdlType(word)
 
 
+# -- which values are JS objects -------------------------------------------------------------------
+# `isinstance(v, JsProxy)` runs pyodide.ffi's metaclass hooks in Python (its type flags are
+# decoded on every check): it was a third of a builder call's time in the page. A JsProxy's
+# class is one of a few cached subtypes, and a class's answer never changes, so the answers
+# are kept per class.
+
+_js_classes: dict[type, tuple[bool, bool]] = {}
+
+
+def _js_class(cls: type) -> tuple[bool, bool]:
+    known = _js_classes.get(cls)
+    if known is None:
+        known = _js_classes[cls] = ((issubclass(cls, JsProxy), issubclass(cls, JsDoubleProxy))
+                                    if _IN_PYODIDE else (False, False))
+    return known
+
+
+def _is_js(v: Any) -> bool:
+    """Is `v` a JS object (a pyodide.ffi.JsProxy)? Always False on the host."""
+    return _js_class(type(v))[0]
+
+
+def _is_js_double(v: Any) -> bool:
+    """Is `v` a pyodide.ffi.JsDoubleProxy (a Python object that went to JS and came back)?"""
+    return _js_class(type(v))[1]
+
+
 # -- page code run on WebIDL's behalf (Pyodide) ----------------------------------------------------
 # Getters, Proxy traps, iterators and valueOf/toString are page code: each is run by a
 # JS helper that catches what it throws and hands it back as data (a Pyodide JsException
@@ -444,7 +471,7 @@ def _from_script(value: Any) -> Any:
 def script_arguments(args: Any) -> tuple:
     """An argument list from the shim (a JS array) as a tuple, BigInts as JsBigInt.
     The browser bridge calls it on every operation's arguments."""
-    if _IN_PYODIDE and isinstance(args, JsProxy):
+    if _is_js(args):
         marked = _script("arguments", args)
         return tuple(_from_script(v) for v in marked)
     return tuple(args)
@@ -504,7 +531,7 @@ def js_kind(v: Any) -> str:
     v = _unwrap_js(v)
     if _is_platform_object(v):
         return "platform"
-    if _IN_PYODIDE and isinstance(v, JsProxy):
+    if _is_js(v):
         typeof = v.typeof
         if typeof in ("symbol", "bigint"):
             return typeof
@@ -519,7 +546,7 @@ def js_kind(v: Any) -> str:
 def _is_an_object(v: Any) -> bool:
     """WebIDL's "is an Object" alone (records, dictionaries, sequences): for a JS value its
     typeof, without js_kind's buffer and platform-object classification (JS calls)."""
-    if _IN_PYODIDE and isinstance(v, JsProxy) and not _is_nullish(v) and not isinstance(v, JsDoubleProxy):
+    if _is_js(v) and not _is_nullish(v) and not _is_js_double(v):
         return v.typeof in ("object", "function")
     return _is_object(js_kind(v))
 
@@ -541,8 +568,8 @@ def set_platform_object_unwrapper(unwrap) -> None:
 
 
 def _unwrap_js(v: Any) -> Any:
-    if _IN_PYODIDE and isinstance(v, JsProxy):
-        if isinstance(v, JsDoubleProxy):
+    if _is_js(v):
+        if _is_js_double(v):
             # A Python object that went to JS through create_proxy() comes back
             # wrapped; PyProxies made by returning objects to JS come back unwrapped.
             return v.unwrap()
@@ -591,7 +618,7 @@ def _is_gpu_device(v: Any) -> bool:
     # is a GPUDevice; in the browser a real one is a JS object whose constructor
     # (found on its prototype) is named GPUDevice.
     global _gpu_device_check
-    if not (_IN_PYODIDE and isinstance(v, JsProxy)):
+    if not (_is_js(v)):
         return False
     if _gpu_device_check is None:
         _gpu_device_check = _run_js(
@@ -614,7 +641,7 @@ def _describe(v: Any) -> str:
     if kind == "string":
         text = v if len(v) <= 40 else v[:37] + "..."
         return repr(text)
-    if _IN_PYODIDE and isinstance(v, JsProxy):
+    if _is_js(v):
         return f"a JS {kind if kind != 'view' else 'ArrayBufferView'}"
     text = repr(v)
     return f"{type(v).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
@@ -693,7 +720,7 @@ def to_number(v: Any, where: str = "value") -> int | float:
         return float(v)
     if isinstance(v, str):
         return _string_to_number(v)
-    if _IN_PYODIDE and isinstance(v, JsProxy):
+    if _is_js(v):
         if v.typeof == "symbol":
             raise _fail(where, "a JS symbol cannot be converted to a number")
         # valueOf/toString are page code: what they throw is rethrown as it is, and a
@@ -830,7 +857,7 @@ def convert_string(v: Any, type_name: str = "DOMString", ext: tuple = (), where:
         s = str(int(v))
     elif isinstance(v, numbers.Real):
         s = _number_to_string(float(v))
-    elif _IN_PYODIDE and isinstance(v, JsProxy):
+    elif _is_js(v):
         if v.typeof == "symbol":
             raise _fail(where, "a Symbol cannot be converted to a string")
         s = str(_script("toString", v))      # toString/valueOf may throw: rethrown as it is
@@ -1091,7 +1118,7 @@ def convert_buffer(v: Any, type_name: str, ext: tuple = (), where: str = "value"
     protocol (memoryview, array.array, numpy arrays...) is a view, whose element
     type follows its format. It must be C-contiguous, as a JS view always is."""
     allow_shared = "AllowShared" in ext or type_name == "AllowSharedBufferSource"
-    if _IN_PYODIDE and isinstance(v, JsProxy):
+    if _is_js(v):
         info = _js_buffer_info(v)
         if info is None:
             raise _fail(where, f"{_describe(v)} is not an {type_name}")
@@ -1123,7 +1150,7 @@ def convert_buffer(v: Any, type_name: str, ext: tuple = (), where: str = "value"
 def _iterator_method(v: Any) -> Any:
     """ECMAScript GetMethod(V, @@iterator) for an object `v`: the method (a JsProxy), True
     for an iterable host object, or None. A getter or Proxy trap that throws is rethrown."""
-    if _IN_PYODIDE and isinstance(v, JsProxy):
+    if _is_js(v):
         method = _script("get", v, _js.Symbol.iterator)
         return None if _is_nullish(method) else method
     if isinstance(v, (str, Mapping, bytes, bytearray)):
@@ -1136,7 +1163,7 @@ def _iterator_method(v: Any) -> Any:
 def _js_iteration(v: Any, method: Any):
     """The values of a JS iterable, one IteratorStepValue per item (WebIDL "create a
     sequence from an iterable": each item is converted before the next step)."""
-    if not (isinstance(method, JsProxy) and method.typeof == "function"):
+    if not (_is_js(method) and method.typeof == "function"):
         raise TypeError("the value's [Symbol.iterator] is not a function")
     record = _script("iterator", v, method)
     while True:
@@ -1158,7 +1185,7 @@ def convert_sequence(v: Any, t: IdlType, where: str = "value", method: Any = Non
     if method is None:
         raise _fail(where, f"{_describe(v)} is not an iterable object, as {t} requires")
     inner = t.params[0]
-    if _IN_PYODIDE and isinstance(v, JsProxy):
+    if _is_js(v):
         try:
             items = _js_iteration(v, method)
             first = next(items, _DONE)
@@ -1186,7 +1213,7 @@ def convert_record(v: Any, t: IdlType, where: str = "value") -> dict:
     if not _is_an_object(v):
         raise _fail(where, f"{_describe(v)} is not an object, as {t} requires")
     key_t, value_t = t.params
-    if _IN_PYODIDE and isinstance(v, JsProxy):
+    if _is_js(v):
         # Proxy traps and getters are page code: the helpers rethrow what they throw.
         pairs = ((k, _script("get", v, k)) for k in _script("keys", v))
     elif isinstance(v, Mapping):
@@ -1217,7 +1244,7 @@ def convert_dictionary(name: str, v: Any, where: str | None = None) -> dict:
         raise _fail(where, f"{_describe(v)} is not an object, so it cannot be a {name} dictionary")
     if nullish:
         get = None
-    elif _IN_PYODIDE and isinstance(v, JsProxy):
+    elif _is_js(v):
         # Reflect.get is exactly JS [[Get]] (getters, prototype chain), and unlike
         # getattr it cannot pick up a JsProxy method of the same name; a getter or
         # Proxy trap that throws is rethrown as it is.
@@ -1229,9 +1256,12 @@ def convert_dictionary(name: str, v: Any, where: str | None = None) -> dict:
         def get(key: str, _v=v) -> Any:
             return getattr(_v, key, None)
     out: dict = {}
-    for m in d.members:
+    wheres = _member_wheres.get((name, where))
+    if wheres is None:
+        wheres = _member_wheres[(name, where)] = [f"{where}: member '{m.name}' of {m.declared_in or name}"
+                                                  for m in d.members]
+    for m, member_where in zip(d.members, wheres):
         value = None if get is None else get(m.name)
-        member_where = f"{where}: member '{m.name}' of {m.declared_in or name}"
         if value is not None:
             out[m.name] = convert(value, m.type, member_where)
         elif m.default is not NO_DEFAULT:
@@ -1239,6 +1269,9 @@ def convert_dictionary(name: str, v: Any, where: str | None = None) -> dict:
         elif m.required:
             raise _fail(where, f"required member '{m.name}' of {m.declared_in or name} is missing")
     return out
+
+
+_member_wheres: dict[tuple, list] = {}   # (dictionary, where) -> each member's place, for messages
 
 
 # -- WebIDL "Union types" --------------------------------------------------------------------------
@@ -1310,7 +1343,7 @@ def convert_union(v: Any, t: IdlType, where: str = "value") -> Any:
     if kind in ("ArrayBuffer", "SharedArrayBuffer", "view"):
         info_element = None
         if kind == "view":
-            info_element = (_js_buffer_info(v)[1] if _IN_PYODIDE and isinstance(v, JsProxy)
+            info_element = (_js_buffer_info(v)[1] if _is_js(v)
                             else _element_type_of(memoryview(v)))
         for m in flat:
             if _category(m) == "buffer" and _buffer_accepts(m.name, kind, info_element, True):
@@ -1341,7 +1374,7 @@ def convert_union(v: Any, t: IdlType, where: str = "value") -> Any:
     if "numeric" in cats and "bigint" in cats:
         # ToNumeric: a BigInt primitive was taken above; an object whose valueOf gives
         # one (Object(5n)) is a bigint too; everything else becomes a Number.
-        if _IN_PYODIDE and isinstance(v, JsProxy):
+        if _is_js(v):
             x = _script("toNumeric", v)
             return int(x) if isinstance(x, JsBigInt) else convert(x, first("numeric"), where)
         return convert(v, first("numeric"), where)
@@ -1465,7 +1498,7 @@ def _select_entry(S: list[_Entry], d: int, v: Any) -> _Entry | None:
     if kind in ("ArrayBuffer", "SharedArrayBuffer", "view"):
         element = None
         if kind == "view":
-            element = (_js_buffer_info(v)[1] if _IN_PYODIDE and isinstance(v, JsProxy)
+            element = (_js_buffer_info(v)[1] if _is_js(v)
                        else _element_type_of(memoryview(v)))
         hit = find(lambda m: (_category(m) == "buffer" and _buffer_accepts(m.name, kind, element, True))
                    or m.name == "object")
@@ -1503,15 +1536,16 @@ def _select_entry(S: list[_Entry], d: int, v: Any) -> _Entry | None:
     return None
 
 
-def resolve_overloads(overloads: tuple, args: tuple | list, where: str) -> tuple[int, list]:
-    """WebIDL "overload resolution algorithm" plus argument conversion.
+class _OverloadPlan(NamedTuple):
+    """What overload resolution decides from the argument count alone (its steps up to the
+    distinguishing argument index): the same for every call with that many arguments."""
+    entries: list          # the effective overload set S, entries of length argcount
+    argcount: int
+    distinguishing: int    # the distinguishing argument index d (-1: S has one entry)
+    wheres: tuple          # wheres[overload index][i]: "Failed to ...: parameter i+1 ('name')"
 
-    Returns (index of the chosen overload, converted arguments): one value per
-    argument of that overload, with defaults filled in for omitted optional
-    arguments and MISSING for omitted optional arguments without a default;
-    variadic arguments are appended. Too few arguments -> TypeError."""
-    args = tuple(args)
-    n = len(args)
+
+def _overload_plan(overloads: tuple, n: int, where: str) -> _OverloadPlan:
     maxarg = max((len(o.arguments) for o in overloads), default=0)
     if any(o.arguments and o.arguments[-1].variadic for o in overloads):
         maxarg = max(maxarg, n)
@@ -1520,36 +1554,50 @@ def resolve_overloads(overloads: tuple, args: tuple | list, where: str) -> tuple
     if not S:
         need = min(_required_count(o) for o in overloads)
         raise TypeError(f"{where}: {need} argument{'s' if need != 1 else ''} required, but only {n} present.")
+    d = next(k for k in range(argcount) if len({e.types[k] for e in S}) > 1) if len(S) > 1 else -1
+    wheres = tuple(
+        tuple(f"{where}: parameter {i + 1} ('{o.arguments[min(i, len(o.arguments) - 1)].name}')"
+              for i in range(max(n, len(o.arguments)))) if o.arguments else ()
+        for o in overloads)
+    return _OverloadPlan(S, argcount, d, wheres)
 
-    def arg_where(i: int, overload_index: int) -> str:
-        o_args = overloads[overload_index].arguments
-        a = o_args[min(i, len(o_args) - 1)]
-        return f"{where}: parameter {i + 1} ('{a.name}')"
 
+def resolve_overloads(overloads: tuple, args: tuple | list, where: str,
+                      plan: _OverloadPlan | None = None) -> tuple[int, list]:
+    """WebIDL "overload resolution algorithm" plus argument conversion.
+
+    Returns (index of the chosen overload, converted arguments): one value per
+    argument of that overload, with defaults filled in for omitted optional
+    arguments and MISSING for omitted optional arguments without a default;
+    variadic arguments are appended. Too few arguments -> TypeError. `plan`: the
+    overloads' _OverloadPlan for len(args) arguments, when the caller keeps one."""
+    args = tuple(args)
+    if plan is None:
+        plan = _overload_plan(overloads, len(args), where)
+    S, argcount, d, wheres = plan
     values: list = []
     i = 0
-    if len(S) > 1:
-        d = next(k for k in range(argcount) if len({e.types[k] for e in S}) > 1)
+    if d >= 0:
+        first = overloads[S[0].index].arguments
         while i < d:
-            values.append(_convert_argument(args[i], overloads[S[0].index].arguments[i], arg_where(i, S[0].index)))
+            values.append(_convert_argument(args[i], first[i], wheres[S[0].index][i]))
             i += 1
         entry = _select_entry(S, d, args[d])
         if entry is None:
             raise TypeError(f"{where}: parameter {d + 1} is {_describe(args[d])}, which no overload accepts.")
     else:
         entry = S[0]
-    overload = overloads[entry.index]
-    o_args = overload.arguments
+    o_args = overloads[entry.index].arguments
+    where_at = wheres[entry.index]
+    last = len(o_args) - 1
     while i < argcount:
-        a = o_args[min(i, len(o_args) - 1)]
-        values.append(_convert_argument(args[i], a, arg_where(i, entry.index)))
+        values.append(_convert_argument(args[i], o_args[i if i < last else last], where_at[i]))
         i += 1
-    while i < len(o_args):
+    while i <= last:
         a = o_args[i]
         if a.variadic:
             break
-        values.append(_default_value(a.type, a.default, arg_where(i, entry.index))
-                      if a.default is not NO_DEFAULT else MISSING)
+        values.append(_default_value(a.type, a.default, where_at[i]) if a.default is not NO_DEFAULT else MISSING)
         i += 1
     return entry.index, values
 
@@ -1578,5 +1626,13 @@ def _find_overloads(interface: str, operation: str) -> tuple[tuple, str]:
 def convert_arguments(interface: str, operation: str, args: tuple | list) -> tuple[int, list]:
     """Overload resolution and argument conversion for `interface.operation(*args)`
     ("constructor" for the constructor). Returns (overload_index, converted_args)."""
-    overloads, where = _find_overloads(interface, operation)
-    return resolve_overloads(overloads, args, where)
+    key = (interface, operation, len(args))
+    found = _plans.get(key)
+    if found is None:
+        overloads, where = _find_overloads(interface, operation)
+        found = _plans[key] = (overloads, where, _overload_plan(overloads, len(args), where))
+    overloads, where, plan = found
+    return resolve_overloads(overloads, args, where, plan)
+
+
+_plans: dict[tuple, tuple] = {}    # (interface, operation, argument count) -> (overloads, where, plan)
