@@ -175,6 +175,16 @@ async def host_bench(prepared, warmup: float, measure: float, min_runs: int) -> 
             "diff": compare(first["webnn"], prepared.reference, prepared.rtol, prepared.atol)}
 
 
+def host_benches(prepared: dict, warmup: float, measure: float, min_runs: int) -> dict:
+    """host_bench for each prepared model in turn: {name: its result}."""
+    results = {}
+    for key, p in prepared.items():
+        print(f"host, {key}: warming up ≥{warmup:g} s per side, then timing {measure:g} s ...", file=sys.stderr,
+              flush=True)
+        results[key] = asyncio.run(host_bench(p, warmup, measure, min_runs))
+    return results
+
+
 # -- browser ------------------------------------------------------------------------------------
 
 def _quiet_disconnects(httpd) -> None:
@@ -355,10 +365,7 @@ def main(argv=None) -> int:
         prepared = {key: Prepared(key, MODELS[key](), directory) for key in args.models}
         host = {}
         if not args.skip_host:
-            for key, p in prepared.items():
-                print(f"host, {key}: warming up ≥{warmup:g} s per side, then timing {measure:g} s ...",
-                      file=sys.stderr, flush=True)
-                host[key] = asyncio.run(host_bench(p, warmup, measure, min_runs))
+            host = host_benches(prepared, warmup, measure, min_runs)
             from op_profile import profile_model
             host_profile = asyncio.run(profile_model(profile, profile_runs, warmup))
         browser = None

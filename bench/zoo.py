@@ -29,7 +29,6 @@ on WebNN. Timings are noisy on a shared machine; ratios measured side by side ar
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os
@@ -47,7 +46,7 @@ for _path in (str(REPO), str(BENCH)):
         sys.path.insert(0, _path)
 
 from onnx_webnn import emit_onnx  # noqa: E402
-from webnn_bench import (COI_HEADERS, ORT_DIST, _quiet_disconnects, alternate, compare, host_bench,  # noqa: E402
+from webnn_bench import (COI_HEADERS, ORT_DIST, _quiet_disconnects, alternate, compare, host_benches,  # noqa: E402
                          median_ms, prepare_browser_runtime, print_table)
 from zoo_models import ZOO, export_zoo  # noqa: E402
 
@@ -195,10 +194,7 @@ def main(argv=None) -> int:
             load.append(os.getloadavg()[0])
         host = {}
         if not args.skip_host:
-            for name, p in prepared.items():
-                print(f"host, {name}: warming up ≥{min_warm:g} s per side, then timing {measure:g} s ...",
-                      file=sys.stderr, flush=True)
-                host[name] = asyncio.run(host_bench(p, min_warm, measure, min_runs))
+            host = host_benches(prepared, min_warm, measure, min_runs)
             load.append(os.getloadavg()[0])
 
     ok = True

@@ -3,28 +3,21 @@ cold start and the per-operator breakdown, and every side's output matches onnxr
 Timings are printed, never asserted."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.bench.conftest import require_browser_bench
+
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.bench_smoke
 def test_quick_benchmark_runs(pyodide_runtime):
-    for module in ("torch", "onnx", "onnxruntime", "playwright"):
-        pytest.importorskip(module)
-    if not (REPO / "node_modules" / "onnxruntime-web" / "dist" / "ort.wasm.min.mjs").is_file():
-        if os.environ.get("CI"):
-            pytest.fail("node_modules/onnxruntime-web is missing in CI: ./dev setup did not run npm ci")
-        pytest.skip("no node_modules/onnxruntime-web: run ./dev setup")
-    if not (os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")):
-        pytest.skip("no Chromium: run ./dev setup")
+    require_browser_bench("ort.wasm.min.mjs")
     # The transformer only: the script's every path in well under a minute (MobileNetV2's
     # outputs are checked on the host by test_models.py). The fixture rebuilt the wheel.
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "webnn_bench.py"), "--quick", "--no-setup",

@@ -3,28 +3,21 @@ EP, every side's output matching onnxruntime native, both tables and their geome
 printed. Timings are printed, never asserted."""
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.bench.conftest import require_browser_bench
+
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.bench_smoke
 def test_quick_zoo_runs(pyodide_runtime):
-    for module in ("torch", "onnx", "onnxruntime", "playwright"):
-        pytest.importorskip(module)
-    if not (REPO / "node_modules" / "onnxruntime-web" / "dist" / "ort.all.min.mjs").is_file():
-        if os.environ.get("CI"):
-            pytest.fail("node_modules/onnxruntime-web is missing in CI: ./dev setup did not run npm ci")
-        pytest.skip("no node_modules/onnxruntime-web: run ./dev setup")
-    if not (os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")):
-        pytest.skip("no Chromium: run ./dev setup")
+    require_browser_bench("ort.all.min.mjs")
     # The fixture rebuilt the wheel from the current sources.
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "zoo.py"), "--quick", "--no-setup",
                            "--models", "add", "gru"], capture_output=True, text=True, timeout=300)
