@@ -7,10 +7,11 @@
                                   BUILD_DEFAULTS line naming the runtime folder below
       webnn-polyfill.d.ts         TypeScript declarations (types/webnn.d.ts; never fetched)
       runtime-<hash>/             what the shim's boot fetches, nothing else: Pyodide's
-                                  loader, asm.js, wasm and standard library, a
-                                  pyodide-lock.json trimmed to the packages we ship
-                                  (numpy, webnn-py), their wheels, numpy's bytecode wheel
-                                  and runtime-config.json
+                                  loader, asm.js, wasm, the standard library trimmed to
+                                  the modules imported, a pyodide-lock.json trimmed to
+                                  the packages we ship (numpy, webnn-py), their wheels
+                                  trimmed to the modules imported, as bytecode only
+                                  (tools/dist_trim.py), and runtime-config.json
       manifest.json               every file's sha256 and size, the entry script's
                                   Subresource Integrity string (tools read it; pages never do)
       <each file>.br, .gz         precompressed copies (brotli 11, gzip 9)
@@ -39,6 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tools import dist_trim  # noqa: E402
 from tools.buildlock import build_lock  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,21 +131,34 @@ def runtime_files(runtime_dir: Path = RUNTIME_DIR) -> dict[str, tuple[bytes, str
                         "runtime: run ./dev setup --pyodide-source local")
     files = {name: (read(runtime_dir / name), when) for name, when in PYODIDE_FILES.items()}
     packages = shipped_packages(lock)
-    # Only the shipped packages stay in the lock: nothing else can be loaded from here.
-    trimmed = dict(lock, packages={name: lock["packages"][name] for name in packages})
-    files[LOCK_NAME] = (json.dumps(trimmed, indent=1, sort_keys=True).encode() + b"\n",
-                        f"boot: the package index, trimmed to {', '.join(packages)}")
+    bytecode = config.get("numpyBytecode")
+    if not bytecode:
+        raise DistError(f"{CONFIG_NAME} names no numpy bytecode wheel: run ./dev setup")
+    wheels = [runtime_dir / lock["packages"][name]["file_name"] for name in packages]
+    try:
+        modules = dist_trim.import_log(runtime_dir, [runtime_dir / "python_stdlib.zip", runtime_dir / bytecode,
+                                                     *wheels])
+        files["python_stdlib.zip"] = (dist_trim.trim_stdlib(files["python_stdlib.zip"][0],
+                                                            dist_trim.stdlib_files(modules)),
+                                      "boot: the Python standard library, only the modules imported")
+    except dist_trim.TrimError as error:
+        raise DistError(str(error)) from None
+    # Only the shipped packages stay in the lock (nothing else can be loaded from here),
+    # each wheel trimmed to the modules imported, as bytecode (numpy's from its bytecode wheel).
+    shipped = {}
     for name in packages:
         entry = lock["packages"][name]
         data = read(runtime_dir / entry["file_name"])
         if sha256_hex(data) != entry["sha256"]:
             raise DistError(f"{entry['file_name']}: sha256 differs from {LOCK_NAME}'s; run ./dev setup")
-        files[entry["file_name"]] = (data, f"boot: the {name} package")
-    bytecode = config.get("numpyBytecode")
-    if not bytecode:
-        raise DistError(f"{CONFIG_NAME} names no numpy bytecode wheel: run ./dev setup")
-    files[bytecode] = (read(runtime_dir / bytecode), "boot: numpy's Python 3.12 bytecode, loaded with numpy")
-    shipped_config = {"source": "local", "wheel": config["wheel"], "numpyBytecode": bytecode}
+        module = entry["imports"][0] if entry.get("imports") else name.replace("-", "_")
+        data = dist_trim.sourceless_wheel(data, dist_trim.package_files(modules, module),
+                                          read(runtime_dir / bytecode) if name == "numpy" else None)
+        shipped[name] = dict(entry, sha256=sha256_hex(data))
+        files[entry["file_name"]] = (data, f"boot: the {name} package, only the modules imported, as bytecode")
+    files[LOCK_NAME] = (json.dumps(dict(lock, packages=shipped), indent=1, sort_keys=True).encode() + b"\n",
+                        f"boot: the package index, trimmed to {', '.join(packages)}")
+    shipped_config = {"source": "local", "wheel": config["wheel"]}
     files[CONFIG_NAME] = (json.dumps(shipped_config, indent=2).encode() + b"\n",
                           "boot: first request, tells the shim what to load")
     return files
