@@ -188,6 +188,7 @@
     const runtimeConfig = await fetch(pyodideURL + "runtime-config.json")
       .then((r) => (r.ok ? r.json() : {}), () => ({}));
     mark("config");
+    prefetch(runtimeConfig.prefetch);
     const indexURL = runtimeConfig.source === "cdn" ? runtimeConfig.indexURL : pyodideURL;
     const loadPyodide = await pyodideLoader(indexURL);
     mark("pyodide.js");
@@ -223,6 +224,19 @@
     mark("ready");
     const seconds = ((performance.now() - started) / 1000).toFixed(2);
     global.console.debug(`webnn-py: Python runtime ready in ${seconds} s`);
+  }
+
+  // dist/'s runtime-config.json names the package files loadPackage() asks for after
+  // loadPyodide() resolved (tools/build_dist.py): fetched now, while Pyodide starts, so
+  // they are in the HTTP cache by then (dist/ serves them immutable). Best effort: a
+  // failure here shows again, reported, in loadPackage().
+  function prefetch(names) {
+    if (!Array.isArray(names)) return;
+    for (let i = 0; i < names.length; i++) {
+      if (typeof names[i] === "string" && /^[\w.+-]+$/.test(names[i])) {
+        fetch(pyodideURL + names[i]).then((response) => response.arrayBuffer()).catch(() => undefined);
+      }
+    }
   }
 
   // Pyodide's runtime listens for "message" events on the global scope to run its own
@@ -504,9 +518,19 @@
   // as Python reads it: objects reach Python behind a Proxy whose only trap is `get`, so
   // every other operation (ownKeys, getters, their order and count, what they throw) is
   // the page object's own. Wrappers and views pass as they are.
+  //
+  // A wrapper argument is handed over as the PyProxy it owns, which Python receives as the
+  // object itself: no JsProxy to make, no call back into unwrapForPython (Pyodide does not
+  // consume a PyProxy that is an argument). Wrappers inside dictionaries, records and
+  // sequences are still unwrapped by Python, as it reads them.
   function argumentsForPython(args) {
-    if (!Float16ArrayCtor) return args;
-    return arrayMap(args, forPython);
+    return arrayMap(args, argumentForPython);
+  }
+
+  function argumentForPython(value) {
+    const entry = value !== null && typeof value === "object" ? weakMapGet(brands, value) : undefined;
+    if (entry && entry.proxy) return entry.proxy;
+    return Float16ArrayCtor ? forPython(value) : value;
   }
 
   function forPython(value) {
@@ -526,6 +550,13 @@
   const BUFFER_SIZE = [getter(ArrayBuffer.prototype, "byteLength")];
   if (typeof SharedArrayBuffer === "function") arrayPush(BUFFER_SIZE, getter(SharedArrayBuffer.prototype, "byteLength"));
   function isBuffer(value) {   // the getters' brand checks read internal slots only
+    try {
+      // An Array is no buffer: answered without the failing brand checks below, whose
+      // throws cost more than the rest of a builder call (a revoked Proxy throws here).
+      if (ArrayIsArray(value)) return false;
+    } catch (e) {
+      return false;
+    }
     for (let i = 0; i < BUFFER_SIZE.length; i++) {
       try {
         BUFFER_SIZE[i](value);

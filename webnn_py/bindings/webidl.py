@@ -73,6 +73,7 @@ if sys.platform == "emscripten":  # pragma: no cover - exercised by tests/pyodid
         from pyodide.code import run_js as _run_js
         from pyodide.ffi import JsProxy  # type: ignore[no-redef]
         from pyodide.ffi import create_proxy as _create_proxy
+        from pyodide.ffi import to_js as _to_js
         try:
             from pyodide.ffi import JsDoubleProxy  # type: ignore[no-redef]
         except ImportError:
@@ -414,30 +415,56 @@ _SCRIPT_HELPERS_SOURCE = r"""
     toString(v) {                                   // ECMAScript ToString
       try { return `${v}`; } catch (e) { return thrown(e); }
     },
-    iterator(o, method) {                           // GetIteratorFromMethod
+    // The batch helpers below do several steps in one call from Python. They
+    // stop right after a value that is an object: converting one may run page code (its
+    // getters, iterator, valueOf), which must see the reads before it done and the reads
+    // after it not yet. Converting a primitive runs none, so reading ahead of it is
+    // unobservable. What page code throws ends the batch, as its last value.
+    members(o, keys, start) {                       // O.[[Get]](key) of keys[start], keys[start + 1], ...
+      const values = [];
+      try {
+        for (let i = start; i < keys.length; i++) {
+          const value = Reflect_get(o, keys[i]);
+          values[values.length] = bigint(value);   // not push(): the page may have replaced it
+          if (isObject(value)) break;
+        }
+      } catch (e) { values[values.length] = thrown(e); }
+      return values;
+    },
+    iterate(o, method) {                            // GetIteratorFromMethod, then as collect()
+      let record;
       try {
         const iterator = call.call(method, o);
         if (!isObject(iterator)) throw new TypeError("the iterator is not an object");
-        return { iterator, next: iterator.next };
-      } catch (e) { return thrown(e); }
+        record = { iterator, next: iterator.next };
+      } catch (e) { return [null, thrown(e)]; }
+      return collect(record);
     },
-    step(record) {                                  // IteratorStepValue
-      try {
-        const result = call.call(record.next, record.iterator);
-        if (!isObject(result)) throw new TypeError("the iterator result is not an object");
-        return result.done ? special("done") : bigint(result.value);
-      } catch (e) { return thrown(e); }
-    },
+    collect,
     arguments(args) {                               // an argument list, BigInts marked
       return args.some((v) => typeof v === "bigint") ? args.map(bigint) : args;
     },
   };
+  function collect(record) {                        // IteratorStepValue until done: [record or null, values...]
+    const batch = [record];
+    try {
+      for (;;) {
+        const result = call.call(record.next, record.iterator);
+        if (!isObject(result)) throw new TypeError("the iterator result is not an object");
+        if (result.done) { batch[0] = null; break; }
+        const value = result.value;
+        batch[batch.length] = bigint(value);
+        if (isObject(value)) break;
+      }
+    } catch (e) { batch[0] = null; batch[batch.length] = thrown(e); }
+    return batch;
+  }
 }
 """
 
 
 class _Special:
-    """What a helper returns instead of a plain value: ("bigint", int), ("thrown", box), ("done", None)."""
+    """What a helper returns instead of a plain value: ("bigint", int) or ("thrown", box)."""
 
     __slots__ = ("kind", "value")
 
@@ -445,35 +472,43 @@ class _Special:
         self.kind, self.value = kind, value
 
 
-_DONE = object()
+_DONE = object()                  # the end of an iteration
 _script_helpers: dict = {}        # name -> the JS function, made at first use
 
 
 def _script(helper: str, *args: Any) -> Any:
-    """Run one of the JS helpers: its value, a JsBigInt for a BigInt, _DONE at the end
-    of an iteration; what page code threw is raised as a ScriptException."""
+    """Run one of the JS helpers: its value, a JsBigInt for a BigInt; what page code
+    threw is raised as a ScriptException."""
+    _script_helper_functions()
+    return _from_script(_script_helpers[helper](*args))
+
+
+def _script_helper_functions() -> None:
     if not _script_helpers:
         helpers = _run_js(_SCRIPT_HELPERS_SOURCE)(_create_proxy(_Special))
         _script_helpers.update((name, getattr(helpers, name)) for name in _js.Object.keys(helpers))
-    return _from_script(_script_helpers[helper](*args))
 
 
 def _from_script(value: Any) -> Any:
     if type(value) is _Special:
         if value.kind == "bigint":
             return JsBigInt(value.value)
-        if value.kind == "thrown":
-            raise ScriptException(value.value)
-        return _DONE
+        raise ScriptException(value.value)       # "thrown"
     return value
+
+
+def _script_batch(helper: str, *args: Any) -> list:
+    """Run one of the batch helpers: its JS array of values as a list, in one crossing
+    (the values still marked: each goes through _from_script as it is used)."""
+    _script_helper_functions()
+    return _script_helpers[helper](*args).to_py(depth=1)
 
 
 def script_arguments(args: Any) -> tuple:
     """An argument list from the shim (a JS array) as a tuple, BigInts as JsBigInt.
     The browser bridge calls it on every operation's arguments."""
     if _is_js(args):
-        marked = _script("arguments", args)
-        return tuple(_from_script(v) for v in marked)
+        return tuple(map(_from_script, _script_batch("arguments", args)))
     return tuple(args)
 
 
@@ -511,11 +546,12 @@ def _is_nullish(v: Any) -> bool:
     return v is None or _is_null(v)
 
 
-def js_kind(v: Any) -> str:
+def js_kind(v: Any, buffers: bool = True) -> str:
     """Which JS type `v` stands for: "undefined", "null", "boolean", "number",
     "string", "symbol" or, for objects, "platform" (an instance of a registered
     interface, or a GPUDevice), "ArrayBuffer", "SharedArrayBuffer", "view"
-    (typed array / DataView), "function" or "object"."""
+    (typed array / DataView), "function" or "object". With `buffers=False` a JS buffer
+    object is "object" too (telling them apart costs failing brand checks in JS)."""
     if v is None:
         return "undefined"
     if _is_null(v):
@@ -535,7 +571,7 @@ def js_kind(v: Any) -> str:
         typeof = v.typeof
         if typeof in ("symbol", "bigint"):
             return typeof
-        info = _js_buffer_info(v)
+        info = _js_buffer_info(v) if buffers else None
         if info is not None:
             return info[0]
         return "function" if typeof == "function" else "object"
@@ -1022,7 +1058,7 @@ _JS_BUFFER_INFO_SOURCE = r"""
   const taBuffer = getter(TA, "buffer"), taOffset = getter(TA, "byteOffset"), taLength = getter(TA, "byteLength");
   const dvBuffer = getter(DataView.prototype, "buffer");
   const dvOffset = getter(DataView.prototype, "byteOffset"), dvLength = getter(DataView.prototype, "byteLength");
-  const abLength = getter(ArrayBuffer.prototype, "byteLength");
+  const abLength = getter(ArrayBuffer.prototype, "byteLength"), isView = ArrayBuffer.isView;
   const abResizable = getter(ArrayBuffer.prototype, "resizable");
   const abDetached = getter(ArrayBuffer.prototype, "detached");
   // Pages that are not cross-origin isolated have no SharedArrayBuffer global,
@@ -1054,13 +1090,16 @@ _JS_BUFFER_INFO_SOURCE = r"""
       try { Error.stackTraceLimit = limit; } catch (e) { /* frozen by the page */ }
     }
   };
+  // Views first: isView answers without a throw, and only objects that are not views
+  // pay for the failing brand checks.
   function classify(v) {
     let kind, name = null, buffer, offset = 0, length = 0;
-    const n = taName.call(v);
+    const view = isView(v);
+    const n = view ? taName.call(v) : undefined;
     if (n !== undefined) {
       kind = "view"; name = n; buffer = taBuffer.call(v);
       offset = taOffset.call(v); length = taLength.call(v);
-    } else if (brand(dvBuffer, v)) {
+    } else if (view) {
       kind = "view"; name = "DataView"; buffer = dvBuffer.call(v);
       try { offset = dvOffset.call(v); length = dvLength.call(v); } catch (e) { /* detached */ }
     } else if (brand(abLength, v)) {
@@ -1147,11 +1186,21 @@ def convert_buffer(v: Any, type_name: str, ext: tuple = (), where: str = "value"
 
 # -- WebIDL "Sequences — sequence<T>", "Frozen arrays", "Records — record<K, V>" -------------------
 
+_symbols: dict = {}
+
+
+def _iterator_symbol() -> Any:
+    """Symbol.iterator, read once (two JS crossings)."""
+    if not _symbols:
+        _symbols["iterator"] = _js.Symbol.iterator
+    return _symbols["iterator"]
+
+
 def _iterator_method(v: Any) -> Any:
     """ECMAScript GetMethod(V, @@iterator) for an object `v`: the method (a JsProxy), True
     for an iterable host object, or None. A getter or Proxy trap that throws is rethrown."""
     if _is_js(v):
-        method = _script("get", v, _js.Symbol.iterator)
+        method = _script("get", v, _iterator_symbol())
         return None if _is_nullish(method) else method
     if isinstance(v, (str, Mapping, bytes, bytearray)):
         # A dict stands for a plain JS object and bytes for an ArrayBuffer:
@@ -1165,12 +1214,14 @@ def _js_iteration(v: Any, method: Any):
     sequence from an iterable": each item is converted before the next step)."""
     if not (_is_js(method) and method.typeof == "function"):
         raise TypeError("the value's [Symbol.iterator] is not a function")
-    record = _script("iterator", v, method)
+    batch = _script_batch("iterate", v, method)
     while True:
-        item = _script("step", record)
-        if item is _DONE:
+        record = batch[0]
+        for item in batch[1:]:
+            yield _from_script(item)
+        if record is None:
             return
-        yield item
+        batch = _script_batch("collect", record)
 
 
 def convert_sequence(v: Any, t: IdlType, where: str = "value", method: Any = None) -> list | tuple:
@@ -1247,9 +1298,12 @@ def convert_dictionary(name: str, v: Any, where: str | None = None) -> dict:
     elif _is_js(v):
         # Reflect.get is exactly JS [[Get]] (getters, prototype chain), and unlike
         # getattr it cannot pick up a JsProxy method of the same name; a getter or
-        # Proxy trap that throws is rethrown as it is.
-        def get(key: str, _v=v) -> Any:
-            return _script("get", _v, key)
+        # Proxy trap that throws is rethrown as it is. Read in batches (the "members"
+        # helper), in member order, each member converted before the next object is read.
+        member_values = _js_member_values(v, d)
+
+        def get(key: str, _values=member_values) -> Any:
+            return next(_values)
     elif isinstance(v, Mapping):
         get = v.get
     else:
@@ -1272,6 +1326,20 @@ def convert_dictionary(name: str, v: Any, where: str | None = None) -> dict:
 
 
 _member_wheres: dict[tuple, list] = {}   # (dictionary, where) -> each member's place, for messages
+_member_keys: dict[str, Any] = {}        # dictionary -> a JS array of its member names, in order
+
+
+def _js_member_values(v: Any, d: Dictionary):
+    """The values of dictionary `d`'s members read from the JS object `v`, in order."""
+    keys = _member_keys.get(d.name)
+    if keys is None:
+        keys = _member_keys[d.name] = _to_js([m.name for m in d.members])
+    start, count = 0, len(d.members)
+    while start < count:
+        batch = _script_batch("members", v, keys, start)
+        start += len(batch)
+        for item in batch:
+            yield _from_script(item)
 
 
 # -- WebIDL "Union types" --------------------------------------------------------------------------
@@ -1471,10 +1539,20 @@ def _matches_at(t: IdlType, pred) -> bool:
     return any(pred(m) for m in _flatten(t))
 
 
+_takes_buffers: dict[tuple, bool] = {}     # the types at d of an overload set -> any buffer or object
+
+
 def _select_entry(S: list[_Entry], d: int, v: Any) -> _Entry | None:
     """WebIDL overload resolution algorithm, the distinguishing step: pick the entry by the JS type of the
     value at the distinguishing index."""
-    kind = js_kind(v)
+    # Whether V is a buffer only matters where an entry takes a buffer or `object` at d;
+    # elsewhere a buffer goes the way of any other object.
+    types_at_d = tuple(e.types[d] for e in S)
+    buffers = _takes_buffers.get(types_at_d)
+    if buffers is None:
+        buffers = _takes_buffers[types_at_d] = any(
+            _matches_at(t, lambda m: _category(m) in ("buffer", "object")) for t in types_at_d)
+    kind = js_kind(v, buffers)
 
     def find(pred) -> _Entry | None:
         return next((e for e in S if _matches_at(e.types[d], pred)), None)
