@@ -8,8 +8,14 @@ route, i.e. with a good static host's headers: brotli by Accept-Encoding, `immut
 content-hashed runtime, `no-cache` for the entry script. Two pages on that server:
 
   polyfill  <script src=/dist/webnn-polyfill.js>, then navigator.ml.createContext()
-  bare      <script src=/dist/runtime-<hash>/pyodide.js>, then loadPyodide() (no packages):
-            the same runtime files Pyodide itself needs, nothing of ours
+  bare      <script src=/dist/runtime-<stock hash>/pyodide.js>, then loadPyodide() (no packages):
+            Pyodide as it is distributed (build/pyodide's full python_stdlib.zip, dist/'s copies
+            of its unchanged loader, asm.js and wasm), served beside dist/ with the same headers;
+            dist/'s own stdlib is trimmed to what the polyfill imports (tools/dist_trim.py),
+            which would speed up the yardstick too
+
+  no-prefetch  (with --no-prefetch) the polyfill page with a runtime-config.json that names no
+            wheels to fetch while loadPyodide() runs: what the shim's prefetch saves
 
   snapshot  (with --snapshot) the bare page's loadPyodide() restored from Pyodide 0.27's
             experimental memory snapshot (`_makeSnapshot` / `makeMemorySnapshot()` /
@@ -29,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -50,8 +57,10 @@ REPORT = """
 POLYFILL_PAGE = """<!doctype html><meta charset="utf-8"><title>polyfill</title>
 <script src="/dist/webnn-polyfill.js"></script>
 <script>%s
+  const phases = () => Object.fromEntries(performance.getEntriesByType("mark")
+    .filter((m) => m.name.startsWith("webnn-py:")).map((m) => [m.name.slice(9), m.startTime]));
   self.result = navigator.ml.createContext().then(
-    () => ({ ms: performance.now(), resources: resources() }), (e) => ({ error: String(e) }));
+    () => ({ ms: performance.now(), resources: resources(), phases: phases() }), (e) => ({ error: String(e) }));
 </script>
 """
 BARE_PAGE = """<!doctype html><meta charset="utf-8"><title>bare</title>
@@ -80,6 +89,35 @@ SNAPSHOT_PAGE = """<!doctype html><meta charset="utf-8"><title>snapshot</title>
           (e) => ({ error: String(e) }));
 </script>
 """
+
+
+def stock_runtime(served: Path, manifest: dict) -> str:
+    """Add Pyodide as distributed to `served` (a copy of dist/): a runtime-<hash>/ folder with
+    build/pyodide's python_stdlib.zip and dist/'s copies of the other Pyodide files; returns
+    its name + "/"."""
+    from tools.build_dist import RUNTIME_DIR, compressed, sha256_hex
+
+    stdlib = (RUNTIME_DIR / "python_stdlib.zip").read_bytes()
+    folder = served / f"runtime-{sha256_hex(stdlib)[:16]}"
+    shutil.copytree(served / manifest["runtime"], folder,
+                    ignore=lambda _, names: [n for n in names if n.startswith(("python_stdlib.zip", "numpy", "webnn_py"))])
+    (folder / "python_stdlib.zip").write_bytes(stdlib)
+    for encoding, body in compressed(stdlib, sha256_hex(stdlib), REPO / "build" / "cache" / "bench-compressed").items():
+        (folder / f"python_stdlib.zip.{encoding}").write_bytes(body)
+    return folder.name + "/"
+
+
+def without_prefetch(served: Path, manifest: dict) -> None:
+    """Add webnn-polyfill-no-prefetch.js to `served`: dist/'s entry script on a copy of its
+    runtime whose runtime-config.json has no "prefetch" list."""
+    folder = served / manifest["runtime"]
+    config = json.loads((folder / "runtime-config.json").read_text(encoding="utf-8"))
+    config.pop("prefetch", None)
+    copy = served / f"runtime-{'f' * 16}"
+    shutil.copytree(folder, copy, ignore=lambda _, names: [n for n in names if n.startswith("runtime-config.json")])
+    (copy / "runtime-config.json").write_text(json.dumps(config))
+    entry = (served / manifest["entry"]).read_text(encoding="utf-8")
+    (served / "webnn-polyfill-no-prefetch.js").write_text(entry.replace(manifest["runtime"], copy.name + "/"))
 
 
 def make_snapshot(p, url: str, target: Path, executable: str, flags: list[str]) -> None:
@@ -129,6 +167,8 @@ def main() -> int:
     parser.add_argument("--no-build", action="store_true", help="use dist/ as it is")
     parser.add_argument("--snapshot", action="store_true",
                         help="also measure loadPyodide() from a memory snapshot (no packages)")
+    parser.add_argument("--no-prefetch", action="store_true",
+                        help="also measure the polyfill without fetching the wheels while loadPyodide() runs")
     args = parser.parse_args()
 
     from playwright.sync_api import sync_playwright
@@ -142,13 +182,19 @@ def main() -> int:
     load_before = os.getloadavg()
     samples: dict[tuple[str, str], list[dict]] = {}
     with tempfile.TemporaryDirectory() as pages:
+        served = Path(pages, "dist")
+        shutil.copytree(DIST, served)
         Path(pages, "polyfill.html").write_text(POLYFILL_PAGE % REPORT)
-        fill = {"runtime": manifest["runtime"], "report": REPORT}
+        without_prefetch(served, manifest)
+        Path(pages, "no-prefetch.html").write_text(
+            (POLYFILL_PAGE % REPORT).replace("webnn-polyfill.js", "webnn-polyfill-no-prefetch.js"))
+        fill = {"runtime": stock_runtime(served, manifest), "report": REPORT}
         Path(pages, "bare.html").write_text(BARE_PAGE % fill)
         Path(pages, "make-snapshot.html").write_text(SNAPSHOT_MAKE_PAGE % fill)
         Path(pages, "snapshot.html").write_text(SNAPSHOT_PAGE % fill)
-        names = ["polyfill", "bare"] + (["snapshot"] if args.snapshot else [])
-        with PolyfillServer(root=pages, dist=DIST) as server, sync_playwright() as p:
+        names = ["polyfill", "bare"] + (["no-prefetch"] if args.no_prefetch else []) + \
+            (["snapshot"] if args.snapshot else [])
+        with PolyfillServer(root=pages, dist=served) as server, sync_playwright() as p:
             if args.snapshot:
                 snapshot = Path(pages, "snapshot.bin")
                 make_snapshot(p, f"{server.url}/make-snapshot.html", snapshot, chromium_path(), HEADLESS_FLAGS)
@@ -162,7 +208,7 @@ def main() -> int:
                     first, repeat = one_profile(p, f"{server.url}/{name}.html", chromium_path(), HEADLESS_FLAGS)
                     samples.setdefault((name, "first"), []).append(first)
                     samples.setdefault((name, "repeat"), []).append(repeat)
-                    print(f"run {run + 1} {name:8s} first {first['ms'] / 1000:6.2f} s ({first['bytes'] / 1e6:.2f} MB)"
+                    print(f"run {run + 1} {name:11s} first {first['ms'] / 1000:6.2f} s ({first['bytes'] / 1e6:.2f} MB)"
                           f"  repeat {repeat['ms'] / 1000:6.2f} s ({repeat['bytes'] / 1e6:.2f} MB"
                           f"{', refetched: ' + ', '.join(repeat['refetched']) if repeat['refetched'] else ''})",
                           flush=True)
@@ -175,10 +221,19 @@ def main() -> int:
     print(f"\nmedians of {args.runs} runs (ms since navigation start; MB over the network, i.e. brotli + headers):")
     for name in names:
         for kind in ("first", "repeat"):
-            print(f"  {name:8s} {kind:6s} visit {median(name, kind) / 1000:6.2f} s   "
+            print(f"  {name:11s} {kind:6s} visit {median(name, kind) / 1000:6.2f} s   "
                   f"{median(name, kind, 'bytes') / 1e6:6.2f} MB")
+    for name, kind in [(n, k) for n in names if "phases" in samples[(n, "first")][0] for k in ("first", "repeat")]:
+        # the shim's User Timing marks: when each boot phase ended
+        marks = [s["phases"] for s in samples[(name, kind)]]
+        phases = [name for name in marks[0] if all(name in m for m in marks)]
+        print(f"  {name:11s} {kind:6s} phases (ms since navigation, median): " + ", ".join(
+            f"{name} {statistics.median(m[name] for m in marks):.0f}" for name in phases))
     print(f"polyfill first visit / bare first visit:  {median('polyfill', 'first') / bare_first:.2f}x (issue 14: <= 1.2x)")
     print(f"polyfill repeat visit / bare first visit: {median('polyfill', 'repeat') / bare_first:.2f}x (issue 14: <= 0.5x)")
+    if args.no_prefetch:
+        print(f"polyfill without prefetch / bare first visit: {median('no-prefetch', 'first') / bare_first:.2f}x, "
+              f"repeat {median('no-prefetch', 'repeat') / bare_first:.2f}x")
     if args.snapshot:
         print(f"loadPyodide() from the snapshot / bare loadPyodide(), first visit: "
               f"{median('snapshot', 'first') / bare_first:.2f}x, repeat visit: "
