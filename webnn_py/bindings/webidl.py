@@ -265,6 +265,7 @@ def register_interface(name: str, cls: type) -> type:
     interface type must then be instances of it. Returns `cls` (usable as a
     decorator). Several classes may be registered for one name."""
     _CLASSES[name] = _CLASSES.get(name, ()) + (cls,)
+    _interfaces_by_class.clear()
     return cls
 
 
@@ -616,34 +617,38 @@ def _unwrap_js(v: Any) -> Any:
     return v
 
 
+_interfaces_by_class: dict[type, frozenset] = {}   # a class -> the interfaces its instances implement
+
+
+def _interfaces_of(v: Any) -> frozenset:
+    """The IDL interfaces `v` implements: those whose registered classes it is an instance
+    of, and the interfaces they inherit from. Kept per class (register_interface resets it)."""
+    cls = type(v)
+    names = _interfaces_by_class.get(cls)
+    if names is None:
+        found = set()
+        for iface, classes in _CLASSES.items():
+            if issubclass(cls, classes):
+                seen = iface
+                while seen and seen not in found:
+                    found.add(seen)
+                    info = _INTERFACES.get(seen)
+                    seen = info.inherits if info else None
+        names = _interfaces_by_class[cls] = frozenset(found)
+    return names
+
+
 def _is_platform_object(v: Any) -> bool:
     # GPUDevice is left out on purpose: recognising one reads JS properties, which
     # a Proxy could observe, so it is only tried where GPUDevice is a candidate type.
-    for classes in _CLASSES.values():
-        if isinstance(v, classes):
-            return True
-    return False
+    return bool(_interfaces_of(v))
 
 
 def _implements(v: Any, name: str) -> bool:
     """Does `v` implement interface `name` (or an interface inheriting from it)?"""
     if name == "GPUDevice":
         return _is_gpu_device(v)
-    for iface, classes in _CLASSES.items():
-        if isinstance(v, classes) and _inherits_from(iface, name):
-            return True
-    return False
-
-
-def _inherits_from(iface: str, base: str) -> bool:
-    seen = set()
-    while iface and iface not in seen:
-        if iface == base:
-            return True
-        seen.add(iface)
-        info = _INTERFACES.get(iface)
-        iface = info.inherits if info else None
-    return False
+    return name in _interfaces_of(v)
 
 
 _gpu_device_check = None

@@ -32,6 +32,10 @@ ml = api.ML()
 
 
 _box = run_js("(value) => ({ value })")
+# One call each, instead of a crossing per global, constructor and method (the built-ins they
+# name are the page's pristine ones: the shim puts those back while Python works).
+_deferred = run_js("() => { let resolve; const promise = new Promise((r) => { resolve = r; }); return [promise, resolve]; }")
+_new_bytes = run_js("(n) => new Uint8Array(new ArrayBuffer(n))")
 
 
 class BridgeFailure:
@@ -137,18 +141,17 @@ def settle(awaitable):
     settle; anything else (a coroutine) runs as an asyncio task first. A Python
     object travels as a PyProxy the shim owns (and destroys)."""
     future = asyncio.ensure_future(awaitable)
-    resolvers = {}
-    promise = js.Promise.new(create_once_callable(lambda resolve, _reject: resolvers.setdefault("resolve", resolve)))
+    promise, resolve = _deferred().to_py(depth=1)
 
     def settled(done):
         try:
             outcome = _to_js(done.result())
         except BaseException as exc:  # noqa: BLE001 - CancelledError included
             outcome = BridgeFailure(exc)
-        if outcome is None or isinstance(outcome, (JsProxy, bool, int, float, str)):
-            resolvers["resolve"](outcome)
+        if outcome is None or isinstance(outcome, (bool, int, float, str, JsProxy)):
+            resolve(outcome)
         else:
-            resolvers["resolve"](create_proxy(outcome, roundtrip=False))
+            resolve(create_proxy(outcome, roundtrip=False))
 
     if isinstance(future, PromiseFuture):
         future.on_settled(settled)
@@ -186,11 +189,11 @@ def _to_js(value):
     hands them to JS as PyProxies, which the shim wraps or awaits."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         try:
-            buffer = js.ArrayBuffer.new(len(value))
+            bytes_view = _new_bytes(len(value))
         except JsException:   # RangeError: the JS heap cannot hold it (§8.3.4 step 9.1.2)
             raise out_of_memory("readTensor", len(value), "the result's ArrayBuffer") from None
-        js.Uint8Array.new(buffer).assign(value)
-        return buffer
+        bytes_view.assign(value)
+        return bytes_view.buffer
     if isinstance(value, (list, tuple)) and any(type(item).__module__.startswith("webnn_py.api") for item in value):
         # sequence<MLOperand> (split, lstm, gru): a JS array of PyProxies, which the shim wraps one by one.
         return to_js(value, create_pyproxies=True)
