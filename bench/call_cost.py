@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -55,6 +56,11 @@ def main() -> None:
 
     from webnn_py.serve import PolyfillServer
     from wpt_runner.chromium import launch_chromium
+
+    # The page loads build/pyodide's wheel: rebuilt from the current sources first, as the
+    # browser tests' pyodide_runtime fixture does (a hash check when nothing changed).
+    for step in ("build_kernels.py", "setup_runtime.py"):
+        subprocess.run([sys.executable, str(REPO / "tools" / step)], check=True, stdout=subprocess.DEVNULL)
 
     with PolyfillServer(root=BENCH) as server, launch_chromium() as browser:
         page = browser.new_page()

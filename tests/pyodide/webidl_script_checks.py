@@ -95,6 +95,29 @@ def test_iterated_values_are_converted_one_by_one_in_order():
     assert log.to_py() == ["item 0", "item 1", "valueOf 1"], log.to_py()
 
 
+def test_dictionary_members_are_read_and_converted_in_order():
+    # WebIDL reads each member and converts it before reading the next. The bindings read
+    # members in batches (one JS call), which must stop at an object-valued member: its
+    # conversion (here, iterating a sequence) runs page code before the next read.
+    log = run_js("[]")
+    value = run_js("""(log) => {
+      const sequence = (name, items) => ({ *[Symbol.iterator]() { log.push(`iterate ${name}`); yield* items; } });
+      return {
+        get dilations() { log.push("get dilations"); return sequence("dilations", [2, 3]); },
+        get groups() { log.push("get groups"); return 1; },
+        get label() { log.push("get label"); return "conv"; },
+        get padding() { log.push("get padding"); return sequence("padding", [0, 1, 0, 1]); },
+        get strides() { log.push("get strides"); return [1, 2]; },
+      };
+    }""")(log)
+    out = convert_dictionary("MLConv2dOptions", value)
+    # Inherited members first (label, of MLOperatorOptions), then each level's in lexicographic order.
+    assert log.to_py() == ["get label", "get dilations", "iterate dilations", "get groups", "get padding",
+                           "iterate padding", "get strides"], log.to_py()
+    assert (out["dilations"], out["groups"], out["label"], out["padding"], out["strides"]) == \
+        ([2, 3], 1, "conv", [0, 1, 0, 1], [1, 2]), out
+
+
 def _type_error(fn, what):
     try:
         fn()
