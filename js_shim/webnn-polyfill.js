@@ -228,12 +228,22 @@
 
   // dist/'s runtime-config.json names the package files loadPackage() asks for after
   // loadPyodide() resolved (tools/build_dist.py): fetched now, while Pyodide starts, so
-  // they are in the HTTP cache by then (dist/ serves them immutable). Best effort: a
-  // failure here shows again, reported, in loadPackage().
+  // they are in the HTTP cache by then (dist/ serves them immutable). In windows a
+  // preload hint (the browser fetches, no body passes through script, and a repeat
+  // visit's cached copy costs nothing); in workers, which have no document, fetch().
+  // Best effort: a failure here shows again, reported, in loadPackage().
   function prefetch(names) {
     if (!Array.isArray(names)) return;
     for (let i = 0; i < names.length; i++) {
-      if (typeof names[i] === "string" && /^[\w.+-]+$/.test(names[i])) {
+      if (typeof names[i] !== "string" || !/^[\w.+-]+$/.test(names[i])) continue;
+      if (isWindow) {
+        const link = document.createElement("link");
+        link.rel = "preload";
+        link.as = "fetch";
+        link.crossOrigin = "anonymous";   // the mode and credentials of loadPackage()'s fetch
+        link.href = pyodideURL + names[i];
+        document.head.appendChild(link);
+      } else {
         fetch(pyodideURL + names[i]).then((response) => response.arrayBuffer()).catch(() => undefined);
       }
     }
