@@ -17,6 +17,11 @@ def pytest_addoption(parser):
     parser.addoption("--op-coverage", metavar="FILE",
                      help="write the (operator, data type) pairs that passing tests in tests/ops ran "
                           "(tools/gen_op_table.py uses it)")
+    # Used by tests/browser/conftest.py; declared here, where pytest reads options from
+    # whatever folder the run starts in.
+    parser.addoption("--browser", metavar="ENGINES", default=None,
+                     help="engines for the browser tests: chromium, firefox, webkit, a comma list "
+                          "of them, or all (default: all, or $WEBNN_PY_BROWSERS)")
 
 
 def pytest_sessionfinish(session):

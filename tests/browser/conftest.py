@@ -1,7 +1,7 @@
 """Which engines the browser tests run in: `--browser chromium|firefox|webkit|all`
-(or a comma list; `pytest tests/browser --browser firefox`). The option exists
-only when pytest starts from tests/browser or below; for a whole-suite run set
-WEBNN_PY_BROWSERS instead. Default: all three — `./dev setup` installs them.
+(or a comma list; `./dev test tests/browser --browser firefox`; the option is
+declared in tests/conftest.py so that it works from any starting folder), or
+WEBNN_PY_BROWSERS. Default: all three — `./dev setup` installs them.
 
 A test that takes `engine` (directly or through the module-scoped `browser`
 fixture) runs once per selected engine, and each module starts one browser per
@@ -13,12 +13,6 @@ import os
 import pytest
 
 import browsers
-
-
-def pytest_addoption(parser):
-    parser.addoption("--browser", metavar="ENGINES", default=None,
-                     help="chromium, firefox, webkit, a comma list of them, or all (default: all, "
-                          "or $WEBNN_PY_BROWSERS)")
 
 
 def selected_engines(config) -> list[str]:
