@@ -1271,9 +1271,7 @@ def convert_record(v: Any, t: IdlType, where: str = "value") -> dict:
     key_t, value_t = t.params
     if _is_js(v):
         # Proxy traps and getters are page code: the helpers rethrow what they throw.
-        keys = _script("keys", v)
-        names = keys.to_py(depth=1)
-        pairs = zip(names, _js_values(v, keys, len(names)))
+        pairs = ((k, _script("get", v, k)) for k in _script("keys", v))
     elif isinstance(v, Mapping):
         pairs = iter(list(v.items()))
     else:
@@ -1341,13 +1339,7 @@ def _js_member_values(v: Any, d: Dictionary):
     keys = _member_keys.get(d.name)
     if keys is None:
         keys = _member_keys[d.name] = _to_js([m.name for m in d.members])
-    return _js_values(v, keys, len(d.members))
-
-
-def _js_values(v: Any, keys: Any, count: int):
-    """O.[[Get]](key) for each of the `count` keys in the JS array `keys`, in order, read
-    in batches that end at an object-valued item (the "members" helper)."""
-    start = 0
+    start, count = 0, len(d.members)
     while start < count:
         batch = _script_batch("members", v, keys, start)
         start += len(batch)
