@@ -138,9 +138,9 @@ def runtime_files(runtime_dir: Path = RUNTIME_DIR) -> dict[str, tuple[bytes, str
     try:
         modules = dist_trim.import_log(runtime_dir, [runtime_dir / "python_stdlib.zip", runtime_dir / bytecode,
                                                      *wheels])
-        files["python_stdlib.zip"] = (dist_trim.trim_stdlib(files["python_stdlib.zip"][0],
-                                                            dist_trim.stdlib_files(modules)),
-                                      "boot: the Python standard library, only the modules imported")
+        stdlib = dist_trim.trim_stdlib(files["python_stdlib.zip"][0], dist_trim.stdlib_files(modules))
+        files["python_stdlib.zip"] = (dist_trim.compiled_stdlib(stdlib, runtime_dir),
+                                      "boot: the Python standard library, only the modules imported, as bytecode")
     except dist_trim.TrimError as error:
         raise DistError(str(error)) from None
     # Only the shipped packages stay in the lock (nothing else can be loaded from here),

@@ -33,6 +33,9 @@ from pathlib import Path, PurePosixPath
 ROOT = Path(__file__).resolve().parents[1]
 IMPORT_LOG_SCRIPT = ROOT / "tools" / "dist_imports.mjs"
 IMPORT_LOG_CACHE = ROOT / "build" / "cache" / "dist-imports"
+COMPILE_SCRIPT = ROOT / "tools" / "compile_pyc.mjs"
+STDLIB_CACHE = ROOT / "build" / "cache" / "dist-stdlib"
+STDLIB_IN_PYODIDE = "/lib/python312.zip"   # where Pyodide mounts python_stdlib.zip (tracebacks name it)
 
 # Pyodide's paths for the standard library (zip, and frozen modules' nominal files) and packages.
 STDLIB_PREFIXES = ("/lib/python312.zip/", "/lib/python3.12/")
@@ -109,6 +112,39 @@ def trim_stdlib(data: bytes, keep: set[str]) -> bytes:
         for info in source.infolist():
             if info.filename in keep or info.filename in folders:
                 target.writestr(info, source.read(info), compress_type=zipfile.ZIP_STORED)
+    return out.getvalue()
+
+
+def compiled_stdlib(trimmed: bytes, runtime_dir: Path) -> bytes:
+    """The trimmed python_stdlib.zip with each module as sourceless bytecode, compiled by
+    Pyodide's own Python (tools/compile_pyc.mjs), so no import compiles at boot: zipimport
+    takes a .pyc without its source as it is. Cached by the input's content."""
+    import tempfile
+
+    cached = STDLIB_CACHE / f"{hashlib.sha256(trimmed).hexdigest()[:32]}.zip"
+    if cached.is_file():
+        return cached.read_bytes()
+    source = zipfile.ZipFile(io.BytesIO(trimmed))
+    with tempfile.TemporaryDirectory(prefix="webnn-stdlib-") as folder:
+        source.extractall(folder)
+        run = subprocess.run([shutil.which("node") or "node", str(COMPILE_SCRIPT), str(runtime_dir), folder,
+                              STDLIB_IN_PYODIDE], capture_output=True, text=True)
+        if run.returncode != 0:
+            raise TrimError(f"tools/compile_pyc.mjs failed on the standard library: {run.stderr.strip()[-2000:]}")
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as target:
+            for info in source.infolist():
+                path = PurePosixPath(info.filename)
+                if info.filename.endswith(".py"):
+                    pyc = Path(folder, *path.parent.parts, "__pycache__", f"{path.stem}.cpython-312.pyc")
+                    if pyc.is_file():
+                        target.writestr(zipfile.ZipInfo(info.filename + "c", info.date_time), pyc.read_bytes())
+                        continue
+                target.writestr(info, source.read(info), compress_type=zipfile.ZIP_STORED)
+    STDLIB_CACHE.mkdir(parents=True, exist_ok=True)
+    for old in STDLIB_CACHE.glob("*.zip"):
+        old.unlink(missing_ok=True)
+    cached.write_bytes(out.getvalue())
     return out.getvalue()
 
 
