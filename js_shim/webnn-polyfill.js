@@ -645,6 +645,7 @@
       invoke: (self, interfaceName, member, args) => guarded(invokeIn, self, interfaceName, member, args),
       get: (self, interfaceName, attribute) => guarded(getIn, self, interfaceName, attribute),
       describeError,
+      forward,
       detach: () => guarded(detach, realm),
     });
   }
@@ -758,6 +759,13 @@
     if (PyProxy && outcome instanceof PyProxy) outcome.destroy();
   }
 
+  // Settles a frame's promise with one of the runtime's. The reactions are this realm's
+  // functions: a removed frame's realm runs no more promise jobs of its own (Firefox
+  // follows HTML there), and its contexts' `lost` must still resolve.
+  function forward(promise, resolve, reject) {
+    promiseThen(promise, (value) => { resolve(value); }, (error) => { reject(error); });
+  }
+
   // Errors made here belong to this realm; a frame's interface objects rethrow them as
   // their own realm's TypeError / DOMException (a page's own exception passes as it is).
   function describeError(error) {
@@ -822,7 +830,7 @@
     }
     if (!foreignRuntime) return promise;
     return new PromiseCtor((resolve, reject) => {
-      promiseThen(promise, resolve, (error) => reject(localError(error)));
+      port.forward(promise, resolve, (error) => reject(localError(error)));
     });
   }
 

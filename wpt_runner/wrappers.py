@@ -123,9 +123,15 @@ def _window_page(meta: Meta, settings: Settings, test_file: str, any_global: boo
 
 
 def _worker_page(meta: Meta, settings: Settings, scope: str, worker_script: str) -> bytes:
-    # The page itself runs no test code, so it does not load the polyfill:
-    # that would boot a second Python runtime for nothing. The worker does.
-    lines = _head(meta, settings) + _harness() + ["<div id=log></div>", "<script>"]
+    # The page itself runs no test code, so it does not boot the polyfill's runtime:
+    # that would be a second Python runtime for nothing. The worker does. A dedicated
+    # worker takes its creator's "webnn" policy from the polyfill in the page, so the
+    # page loads it lazily (README "Security model").
+    lines = _head(meta, settings)
+    if settings.inject_polyfill and scope.startswith("dedicatedworker"):
+        lines += ["<script>self.webnnPolyfillConfig = {lazy: true};</script>",
+                  f'<script src="{_attr(settings.polyfill_url)}"></script>']
+    lines += _harness() + ["<div id=log></div>", "<script>"]
     module = scope.endswith("-module")
     options = ", {type: 'module'}" if module else ""
     script_url = f"{_js(worker_script)} + location.search"
