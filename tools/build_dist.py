@@ -8,7 +8,7 @@
       webnn-polyfill.d.ts         TypeScript declarations (types/webnn.d.ts; never fetched)
       runtime-<hash>/             what the shim's boot fetches, nothing else: Pyodide's
                                   loader, asm.js, wasm, the standard library trimmed to
-                                  the modules imported, a pyodide-lock.json trimmed to
+                                  the modules imported (as bytecode), a pyodide-lock.json trimmed to
                                   the packages we ship (numpy, webnn-py), their wheels
                                   trimmed to the modules imported, as bytecode only
                                   (tools/dist_trim.py), and runtime-config.json

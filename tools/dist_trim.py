@@ -5,7 +5,8 @@ import log: every module in sys.modules after `import webnn_py.browser.bridge`, 
 module of webnn_py and everything their source imports anywhere (lazy imports inside
 functions included). From that log:
 
-  python_stdlib.zip   only the imported standard-library modules (plus SAFETY_MODULES);
+  python_stdlib.zip   only the imported standard-library modules (plus SAFETY_MODULES), as
+                      sourceless bytecode compiled by Pyodide's Python (compiled_stdlib);
   numpy's wheel       only the imported modules, as bytecode alone: numpy's sources are
                       replaced by the .pyc files set-up compiled with Pyodide's Python, placed
                       where the source was (a sourceless import reads one file and checks no
