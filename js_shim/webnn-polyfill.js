@@ -227,24 +227,29 @@
   }
 
   // dist/'s runtime-config.json names the package files loadPackage() asks for after
-  // loadPyodide() resolved (tools/build_dist.py): fetched now, while Pyodide starts, so
-  // they are in the HTTP cache by then (dist/ serves them immutable). In windows a
-  // preload hint (the browser fetches, no body passes through script, and a repeat
-  // visit's cached copy costs nothing); in workers, which have no document, fetch().
-  // Best effort: a failure here shows again, reported, in loadPackage().
-  function prefetch(names) {
-    if (!Array.isArray(names)) return;
-    for (let i = 0; i < names.length; i++) {
-      if (typeof names[i] !== "string" || !/^[\w.+-]+$/.test(names[i])) continue;
+  // loadPyodide() resolved, with the integrity loadPackage()'s fetch carries (the lock's
+  // sha256; tools/build_dist.py): fetched now, while Pyodide starts, so they are there by
+  // then (dist/ serves them immutable). In windows a preload hint, which the browser hands
+  // to that fetch (no body passes through script, and a repeat visit's cached copy costs
+  // nothing; no integrity attribute: Chromium ignores it on fetch preloads, with a warning;
+  // tests/dist/test_preload.py); in workers, which have no document, fetch() with the
+  // integrity. Best effort: a failure shows again, reported, in loadPackage().
+  function prefetch(entries) {
+    if (!Array.isArray(entries)) return;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i];
+      if (!entry || typeof entry.file !== "string" || !/^[\w.+-]+$/.test(entry.file)) continue;
+      const integrity = typeof entry.integrity === "string" ? entry.integrity : "";
       if (isWindow) {
         const link = document.createElement("link");
         link.rel = "preload";
         link.as = "fetch";
         link.crossOrigin = "anonymous";   // the mode and credentials of loadPackage()'s fetch
-        link.href = pyodideURL + names[i];
+        link.href = pyodideURL + entry.file;
         document.head.appendChild(link);
       } else {
-        fetch(pyodideURL + names[i]).then((response) => response.arrayBuffer()).catch(() => undefined);
+        fetch(pyodideURL + entry.file, integrity ? { integrity } : {})
+          .then((response) => response.arrayBuffer()).catch(() => undefined);
       }
     }
   }

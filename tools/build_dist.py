@@ -158,9 +158,12 @@ def runtime_files(runtime_dir: Path = RUNTIME_DIR) -> dict[str, tuple[bytes, str
         files[entry["file_name"]] = (data, f"boot: the {name} package, only the modules imported, as bytecode")
     files[LOCK_NAME] = (json.dumps(dict(lock, packages=shipped), indent=1, sort_keys=True).encode() + b"\n",
                         f"boot: the package index, trimmed to {', '.join(packages)}")
-    # prefetch: the wheels, which the shim fetches while loadPyodide() runs (bootPython)
-    shipped_config = {"source": "local", "wheel": config["wheel"],
-                      "prefetch": sorted(shipped[name]["file_name"] for name in packages)}
+    # prefetch: the wheels, which the shim fetches while loadPyodide() runs (bootPython), with
+    # the integrity Pyodide's loadPackage() puts on its own fetch of them (the lock's sha256)
+    shipped_config = {"source": "local", "wheel": config["wheel"], "prefetch": [
+        {"file": shipped[name]["file_name"],
+         "integrity": "sha256-" + base64.b64encode(bytes.fromhex(shipped[name]["sha256"])).decode()}
+        for name in packages]}
     files[CONFIG_NAME] = (json.dumps(shipped_config, indent=2).encode() + b"\n",
                           "boot: first request, tells the shim what to load")
     return files
