@@ -132,10 +132,7 @@ def test_bidirectional_sequence_rnn(merge):
     w = ModelWriter()
     g = w.subgraph()
     x = g.tensor([batch, steps, n_in], F32, name="x")
-    ids = []
-    for _ in range(2):
-        ids += [g.const(rand(units, n_in)), g.const(rand(units, units)), g.const(rand(units)),
-                g.tensor([batch, units], F32, variable=True)]
+    ids = rnn_weights(g, n_in, units, batch) + rnn_weights(g, n_in, units, batch)
     outs = [g.tensor([batch, steps, 2 * units], F32, name="y")] if merge else \
         [g.tensor([batch, steps, units], F32, name=n) for n in ("fw", "bw")]
     g.op("BIDIRECTIONAL_SEQUENCE_RNN", [x, *ids, -1, -1, -1], outs,
