@@ -8,17 +8,11 @@ import torch
 
 from webnn_py.kernels import HARD_SWISH, SIGMOID, SILU, hard_sigmoid
 from webnn_py.ops.activations import _hard_sigmoid, _hard_swish
+from tests.portable.expect import ulp_distance
 
 SIGMOID_ULP = 3
 SPECIAL = np.array([0.0, -0.0, 1e-30, -1e-30, 3.0, -3.0, 6.0, -6.0, 20.0, -20.0, 87.5, -87.5, 104.0, -104.0,
                     np.inf, -np.inf, np.nan, 1e-8, -0.5, 0.5], np.float32)
-
-
-def ulp_distance(a, b) -> np.ndarray:
-    def ordered(x):
-        i = np.asarray(x, np.float32).view(np.int32).astype(np.int64)
-        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
-    return np.abs(ordered(a) - ordered(b))
 
 
 def through_epilogue(kernels, values, activation):

@@ -10,7 +10,8 @@ import pytest
 
 import webnn_py
 from webnn_py.runtime.plan import ExecutionPlan
-from tests.portable.expect import assert_close
+from tests.portable.expect import assert_close, ulp_distance
+from tests.portable.graph import descriptor
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -21,19 +22,14 @@ def build(make, inputs: dict, constants: dict | None = None):
     async def go():
         context = await webnn_py.ml.createContext()
         builder = webnn_py.MLGraphBuilder(context)
-        operands = {n: builder.input(n, _desc(a)) for n, a in inputs.items()}
+        operands = {n: builder.input(n, descriptor(a)) for n, a in inputs.items()}
         for n, a in (constants or {}).items():
-            operands[n] = builder.constant(_desc(a), np.ascontiguousarray(a))
+            operands[n] = builder.constant(descriptor(a), np.ascontiguousarray(a))
         outputs = make(builder, operands)
         graph = await builder.build(outputs)
         plain = ExecutionPlan({n: o._value for n, o in outputs.items()}, optimize=False)
         return graph._implementation, plain
     return asyncio.run(go())
-
-
-def _desc(a):
-    return {"dataType": {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16",
-                         np.dtype(np.int32): "int32"}[a.dtype], "shape": list(a.shape)}
 
 
 def kinds(plan):
@@ -48,14 +44,6 @@ def assert_same_bits(a, b):
 
 def t64(a):
     return torch.from_numpy(np.asarray(a, np.float64))
-
-
-def ulp_distance(a, b) -> int:
-    """The largest distance in float32 ULP (steps between adjacent floats) between a and b."""
-    def ordered(x):
-        i = np.asarray(x, np.float32).view(np.int32).astype(np.int64)
-        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
-    return int(np.max(np.abs(ordered(a) - ordered(b)))) if np.size(a) else 0
 
 
 # The C epilogue's sigmoid (kernels.c activate4: float32 exp of degree 7, one division) is
@@ -114,7 +102,7 @@ def test_matmul_add_activation_chain(act, rng):
     assert kinds(plan) == [f"matmul+add+{act}"]
     got = plan.execute({"a": a})["y"]
     if act == "sigmoid":            # in the C epilogue (with the C kernels): within SIGMOID_ULP
-        assert ulp_distance(got, plain.execute({"a": a})["y"]) <= SIGMOID_ULP
+        assert ulp_distance(got, plain.execute({"a": a})["y"]).max() <= SIGMOID_ULP
     else:
         assert_same_bits(got, plain.execute({"a": a})["y"])
     z = t64(a) @ t64(w) + t64(bias)
