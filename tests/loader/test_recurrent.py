@@ -126,38 +126,47 @@ def test_rnn_one_step_relu():
     compare(model, sequence_frames([batch, n_in]))
 
 
+def bidirectional_layer(code, in_shape, out_shape, other_inputs, opts, merge) -> bytes:
+    """A model of one bidirectional layer: input x, then the inputs other_inputs(g) makes;
+    output y (both directions merged on the last axis) or fw and bw (each of out_shape)."""
+    w = ModelWriter()
+    g = w.subgraph()
+    x = g.tensor(in_shape, F32, name="x")
+    others = other_inputs(g)
+    outs = [g.tensor([*out_shape[:-1], 2 * out_shape[-1]], F32, name="y")] if merge else \
+        [g.tensor(out_shape, F32, name=n) for n in ("fw", "bw")]
+    g.op(code, [x, *others], outs, opts)
+    g.io([x], outs)
+    return w.finish()
+
+
 @pytest.mark.parametrize("merge", [False, True])
 def test_bidirectional_sequence_rnn(merge):
     batch, steps, n_in, units = 2, 3, 4, 3
-    w = ModelWriter()
-    g = w.subgraph()
-    x = g.tensor([batch, steps, n_in], F32, name="x")
-    ids = rnn_weights(g, n_in, units, batch) + rnn_weights(g, n_in, units, batch)
-    outs = [g.tensor([batch, steps, 2 * units], F32, name="y")] if merge else \
-        [g.tensor([batch, steps, units], F32, name=n) for n in ("fw", "bw")]
-    g.op("BIDIRECTIONAL_SEQUENCE_RNN", [x, *ids, -1, -1, -1], outs,
-         options("BidirectionalSequenceRNNOptions", timeMajor=False, fusedActivationFunction=TANH,
-                 mergeOutputs=merge))
-    g.io([x], outs)
-    compare(w.finish(), sequence_frames([batch, steps, n_in]))
+    model = bidirectional_layer(
+        "BIDIRECTIONAL_SEQUENCE_RNN", [batch, steps, n_in], [batch, steps, units],
+        lambda g: rnn_weights(g, n_in, units, batch) + rnn_weights(g, n_in, units, batch) + [-1, -1, -1],
+        options("BidirectionalSequenceRNNOptions", timeMajor=False, fusedActivationFunction=TANH, mergeOutputs=merge),
+        merge)
+    compare(model, sequence_frames([batch, steps, n_in]))
+
+
+def bidirectional_lstm_inputs(g, n_in, n_cell, batch):
+    """Forward weights (1-17), backward weights (18-34), the four states, no auxiliary input."""
+    fw, _ = lstm_inputs(g, n_in, n_cell, n_cell, batch)
+    bw, _ = lstm_inputs(g, n_in, n_cell, n_cell, batch)
+    return [*fw[:17], *bw[:17], *fw[17:], *bw[17:]] + [-1] * 9
 
 
 @pytest.mark.parametrize("merge", [False, True])
 def test_bidirectional_sequence_lstm(merge):
     batch, steps, n_in, n_cell = 2, 3, 4, 3
-    w = ModelWriter()
-    g = w.subgraph()
-    x = g.tensor([steps, batch, n_in], F32, name="x")
-    fw, _ = lstm_inputs(g, n_in, n_cell, n_cell, batch)
-    bw, _ = lstm_inputs(g, n_in, n_cell, n_cell, batch)
-    states = fw[17:] + bw[17:]
-    outs = [g.tensor([steps, batch, 2 * n_cell], F32, name="y")] if merge else \
-        [g.tensor([steps, batch, n_cell], F32, name=n) for n in ("fw", "bw")]
-    g.op("BIDIRECTIONAL_SEQUENCE_LSTM", [x, *fw[:17], *bw[:17], *states] + [-1] * 9, outs,
-         options("BidirectionalSequenceLSTMOptions", fusedActivationFunction=TANH, mergeOutputs=merge,
-                 timeMajor=True))
-    g.io([x], outs)
-    compare(w.finish(), sequence_frames([steps, batch, n_in]))
+    model = bidirectional_layer(
+        "BIDIRECTIONAL_SEQUENCE_LSTM", [steps, batch, n_in], [steps, batch, n_cell],
+        lambda g: bidirectional_lstm_inputs(g, n_in, n_cell, batch),
+        options("BidirectionalSequenceLSTMOptions", fusedActivationFunction=TANH, mergeOutputs=merge, timeMajor=True),
+        merge)
+    compare(model, sequence_frames([steps, batch, n_in]))
 
 
 @pytest.mark.parametrize("rank,memory", [(1, 4), (2, 3), (1, 2)])
