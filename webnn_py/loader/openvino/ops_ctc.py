@@ -70,10 +70,8 @@ def ctc_greedy_decoder_seq_len(t, inputs):
         raise t.malformed("classes_index_type / sequence_length_type are not i32 or i64")
     classes = t.b.argMax(data, 2, {"outputDataType": "int32"})
     if len(inputs) == 3:
-        blanks = t.ints(inputs[2], "blank_index")
-        if len(blanks) != 1:
-            raise t.malformed(f"blank_index holds {len(blanks)} values, not 1")
-        blank_value = blanks[0] + count if blanks[0] < 0 else blanks[0]
+        blank = t.one_int(inputs[2], "blank_index")
+        blank_value = blank + count if blank < 0 else blank
     else:
         blank_value = count - 1
     steps_row = t.operand(np.arange(steps, dtype=np.dtype(lengths.dataType)).reshape(1, steps))

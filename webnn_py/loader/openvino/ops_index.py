@@ -88,10 +88,7 @@ def scatter_update(t, inputs):
     data, indices, updates, axis_value = inputs
     _check_indices(t, indices)
     shape, ishape = list(t.shape(data)), list(t.shape(indices))
-    axes = t.ints(axis_value, "axis")
-    if len(axes) != 1:
-        raise t.malformed(f"the axis input holds {len(axes)} values, not 1")
-    axis = t.axis(axes[0], len(shape))
+    axis = t.axis(t.one_int(axis_value, "the axis input"), len(shape))
     k = len(ishape)
     if list(t.shape(updates)) != shape[:axis] + ishape + shape[axis + 1:]:
         raise t.malformed(f"updates have shape {list(t.shape(updates))}, not {shape[:axis] + ishape + shape[axis + 1:]}")
@@ -127,10 +124,7 @@ def scatter_elements_update(t, inputs):
     data, indices, updates, axis_value = inputs
     _check_indices(t, indices)
     shape = t.shape(data)
-    axes = t.ints(axis_value, "axis")
-    if len(axes) != 1:
-        raise t.malformed(f"the axis input holds {len(axes)} values, not 1")
-    axis = t.axis(axes[0], len(shape))
+    axis = t.axis(t.one_int(axis_value, "the axis input"), len(shape))
     return [t.b.scatterElements(t.operand(data), _wrapped(t, indices, shape[axis]), t.operand(updates),
                                 {"axis": axis})]
 
@@ -256,13 +250,11 @@ def _bags(t, member, rows, inner, table, default, mean: bool):
         weights = t.b.div(weights, t.b.max(counts, t.operand(np.ones((), np.dtype(dtype)))))
     out = t.b.matmul(weights, rows)                                                 # [B, D]
     if default is not None:
-        index = t.ints(default, "default_index")
-        if len(index) != 1:
-            raise t.malformed(f"default_index holds {len(index)} values, not 1")
-        if index[0] >= 0:
-            if index[0] >= table.shape[0]:
-                raise t.malformed(f"default_index {index[0]} lies outside the table's {table.shape[0]} rows")
-            row = t.b.reshape(t.b.slice(table, [index[0]] + [0] * len(inner), [1] + inner), [1, rows.shape[1]])
+        index = t.one_int(default, "default_index")
+        if index >= 0:
+            if index >= table.shape[0]:
+                raise t.malformed(f"default_index {index} lies outside the table's {table.shape[0]} rows")
+            row = t.b.reshape(t.b.slice(table, [index] + [0] * len(inner), [1] + inner), [1, rows.shape[1]])
             empty = t.b.equal(counts, t.operand(np.zeros((), np.dtype(dtype))))
             out = t.b.where(empty, row, out)
     return t.b.reshape(out, [out.shape[0]] + inner)

@@ -184,10 +184,7 @@ def cumsum(t, inputs):
     attributes: WebNN's cumulativeSum."""
     t.arity(inputs, 1, 2)
     x = t.operand(inputs[0])
-    axes = t.ints(inputs[1], "axis") if len(inputs) == 2 else [0]
-    if len(axes) != 1:
-        raise t.malformed(f"the axis input holds {len(axes)} values, not 1")
-    axis = t.axis(axes[0], len(x.shape))
+    axis = t.axis(t.one_int(inputs[1], "the axis input") if len(inputs) == 2 else 0, len(x.shape))
     return [t.b.cumulativeSum(x, axis, {"exclusive": _flag(t, "exclusive"), "reversed": _flag(t, "reverse")})]
 
 
@@ -207,10 +204,7 @@ def topk(t, inputs):
     mode max, so such elements may repeat an index.)"""
     t.arity(inputs, 2)
     x = t.operand(inputs[0])
-    ks = t.ints(inputs[1], "k")
-    if len(ks) != 1:
-        raise t.malformed(f"k holds {len(ks)} values, not 1")
-    k = ks[0]
+    k = t.one_int(inputs[1], "k")
     axis = t.axis(t.attr_int("axis"), len(x.shape))
     if not 1 <= k <= x.shape[axis]:
         raise t.unsupported(f"k = {k} is not in 1..{x.shape[axis]} (WebNN operands cannot be empty)") if k == 0 \

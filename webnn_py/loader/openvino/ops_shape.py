@@ -122,10 +122,7 @@ def gather(t, inputs):
     batch_dims = t.attr_int("batch_dims", 0)
     if batch_dims < 0:
         batch_dims += len(ishape)
-    axes = t.ints(axis_value, "the axis")
-    if len(axes) != 1:
-        raise t.malformed(f"the axis input holds {len(axes)} values, not 1")
-    axis = t.axis(axes[0], len(shape))
+    axis = t.axis(t.one_int(axis_value, "the axis input"), len(shape))
     if not 0 <= batch_dims <= min(axis, len(ishape)):
         raise t.malformed(f"batch_dims {batch_dims} must lie in [0, min(axis {axis}, indices rank {len(ishape)})]")
     if shape[:batch_dims] != ishape[:batch_dims]:
@@ -404,10 +401,7 @@ def split(t, inputs):
     t.arity(inputs, 2 if t.layer.type == "Split" else 3)
     data = inputs[0]
     shape = list(t.shape(data))
-    axes = t.ints(inputs[1], "axis")
-    if len(axes) != 1:
-        raise t.malformed(f"the axis input holds {len(axes)} values, not 1")
-    axis = t.axis(axes[0], len(shape))
+    axis = t.axis(t.one_int(inputs[1], "the axis input"), len(shape))
     dim = shape[axis]
     if t.layer.type == "Split":
         parts = t.attr_int("num_splits")

@@ -143,6 +143,13 @@ class Translator:
             raise self.malformed(f"{what} has element type {array.dtype}, not an integer type")
         return [int(v) for v in array.reshape(-1)]
 
+    def one_int(self, value, what: str) -> int:
+        """The single integer of a load-time input such as an axis or k."""
+        values = self.ints(value, what)
+        if len(values) != 1:
+            raise self.malformed(f"{what} holds {len(values)} values, not 1")
+        return values[0]
+
     def attr_int(self, key: str, default=None) -> int:
         text = self.layer.data.get(key)
         if text is None:
