@@ -626,25 +626,31 @@ def main(argv: list[str] | None = None) -> int:
     except GenerationError as exc:
         print(f"gen_bindings: error: {exc}", file=sys.stderr)
         return 2
-    if options.check:
+    return write_or_check("gen_bindings", outputs, options.check)
+
+
+def write_or_check(tool: str, outputs: dict[Path, str], check: bool) -> int:
+    """Write the generated files that changed, or with `check` only report the stale ones
+    (exit status 1). Shared with tools/gen_types.py."""
+    if check:
         stale = [p for p, text in outputs.items()
                  if not p.exists() or p.read_text(encoding="utf-8") != text]
         if stale:
-            print("gen_bindings: these generated files are stale (regenerating would change them):",
+            print(f"{tool}: these generated files are stale (regenerating would change them):",
                   file=sys.stderr)
             for p in stale:
                 print(f"  {p.relative_to(ROOT).as_posix()}", file=sys.stderr)
-            print("run: python tools/gen_bindings.py", file=sys.stderr)
+            print(f"run: python tools/{tool}.py", file=sys.stderr)
             return 1
-        print("gen_bindings: generated files are up to date")
+        print(f"{tool}: generated files are up to date")
         return 0
     for path, text in outputs.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8", newline="\n")
-            print(f"gen_bindings: wrote {path.relative_to(ROOT).as_posix()}")
+            print(f"{tool}: wrote {path.relative_to(ROOT).as_posix()}")
         else:
-            print(f"gen_bindings: {path.relative_to(ROOT).as_posix()} unchanged")
+            print(f"{tool}: {path.relative_to(ROOT).as_posix()} unchanged")
     return 0
 
 

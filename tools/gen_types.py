@@ -191,21 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     except GenerationError as error:
         print(f"gen_types: error: {error}", file=sys.stderr)
         return 2
-    current = OUT.read_text(encoding="utf-8") if OUT.is_file() else None
-    where = OUT.relative_to(ROOT).as_posix()
-    if options.check:
-        if current != text:
-            print(f"gen_types: {where} is stale; run: python tools/gen_types.py", file=sys.stderr)
-            return 1
-        print(f"gen_types: {where} is up to date")
-        return 0
-    if current == text:
-        print(f"gen_types: {where} unchanged")
-    else:
-        OUT.parent.mkdir(parents=True, exist_ok=True)
-        OUT.write_text(text, encoding="utf-8", newline="\n")
-        print(f"gen_types: wrote {where}")
-    return 0
+    return gen_bindings.write_or_check("gen_types", {OUT: text}, options.check)
 
 
 if __name__ == "__main__":
