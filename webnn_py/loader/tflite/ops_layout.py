@@ -10,7 +10,7 @@ import numpy as np
 
 from . import options as opt
 from .importer import NUMPY_TYPES
-from .ops_shape import _axis, _ints
+from .ops_shape import _axis, _ints, _paddings
 
 # TensorType codes of ArgMaxOptions/ArgMinOptions.output_type and ShapeOptions.out_type.
 _INDEX_TYPES = {2: ("int32", np.int32), 4: ("int64", np.int64)}
@@ -103,13 +103,6 @@ def reverse_sequence(ctx):
     length = b.reshape(b.cast(lengths, "int32"), per_batch)
     source = b.where(b.lesser(j, length), b.sub(b.sub(length, ctx.scalar(1, length)), j), j)
     ctx.set_output(0, b.gatherElements(x, b.expand(source, list(x.shape)), {"axis": seq_dim}))
-
-
-def _paddings(ctx, k: int, rank: int) -> np.ndarray:
-    paddings = np.asarray(ctx.required_const(k, "paddings")).astype(np.int64)
-    if paddings.shape != (rank, 2) or (paddings < 0).any():
-        raise ctx.fail(f"paddings {paddings.tolist()} do not fit rank {rank}")
-    return paddings
 
 
 def mirror_pad(ctx):

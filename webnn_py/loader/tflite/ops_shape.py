@@ -76,13 +76,18 @@ def transpose(ctx):
     ctx.set_output(0, ctx.b.transpose(ctx.input(0), {"permutation": perm}))
 
 
+def _paddings(ctx, k: int, rank: int) -> np.ndarray:
+    """Input k, a constant [rank, 2] of non-negative (before, after) paddings."""
+    paddings = np.asarray(ctx.required_const(k, "paddings")).astype(np.int64)
+    if paddings.shape != (rank, 2) or (paddings < 0).any():
+        raise ctx.fail(f"paddings {paddings.tolist()} do not fit rank {rank}")
+    return paddings
+
+
 def pad(ctx):
     """PAD (zeros) and PADV2 (input 2: the constant value)."""
     x = ctx.input(0)
-    paddings = np.asarray(ctx.required_const(1, "paddings"))
-    rank = len(x.shape)
-    if paddings.shape != (rank, 2) or (paddings < 0).any():
-        raise ctx.fail(f"paddings {paddings.tolist()} do not fit rank {rank}")
+    paddings = _paddings(ctx, 1, len(x.shape))
     options = {"value": padding_value(ctx, 2)} if ctx.has_input(2) else {}
     ctx.set_output(0, ctx.b.pad(x, _ints(paddings[:, 0]), _ints(paddings[:, 1]), options))
 
