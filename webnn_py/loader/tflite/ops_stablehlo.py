@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ops_quant, ops_shape
+from . import ops_logical, ops_quant, ops_shape
 from .importer import BOOL
 from .ops_elementwise import _binary, _truncated_quotient, _unary, rsqrt
 from .ops_layout import window_indices
@@ -51,10 +51,6 @@ def clamp(ctx):
     """clamp(min, operand, max): min and max are tensors (scalars broadcast)."""
     b = ctx.b
     ctx.set_output(0, b.max(b.min(ctx.input(1), ctx.input(2)), ctx.input(0)))
-
-
-def select(ctx):
-    ctx.set_output(0, ctx.b.where(ctx.input(0), ctx.input(1), ctx.input(2)))
 
 
 def compare(ctx):
@@ -225,7 +221,7 @@ TRANSLATORS = {
     "STABLEHLO_RSQRT": rsqrt,
     "STABLEHLO_CBRT": cbrt,
     "STABLEHLO_CLAMP": clamp,
-    "STABLEHLO_SELECT": select,
+    "STABLEHLO_SELECT": ops_logical.select,
     "STABLEHLO_COMPARE": compare,
     "STABLEHLO_CONVERT": ops_quant.cast,
     "STABLEHLO_RESHAPE": ops_shape._reshape_to_output,
