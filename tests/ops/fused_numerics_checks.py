@@ -20,7 +20,7 @@ import numpy as np
 import webnn_py
 from tests.ops import wpt_budgets as budget
 from tests.portable.expect import ulp_distance
-from tests.portable.graph import descriptor
+from tests.portable.graph import descriptor, operands_of
 
 
 
@@ -30,10 +30,7 @@ async def run(make, inputs: dict, constants: dict | None = None):
     """make(builder, operands) -> MLOperand. Returns (float32 result, the plan's step names)."""
     context = await webnn_py.ml.createContext()
     builder = webnn_py.MLGraphBuilder(context)
-    operands = {name: builder.input(name, descriptor(a)) for name, a in inputs.items()}
-    for name, a in (constants or {}).items():
-        operands[name] = builder.constant(descriptor(a), np.ascontiguousarray(a))
-    out = make(builder, operands)
+    out = make(builder, operands_of(builder, inputs, constants))
     graph = await builder.build({"y": out})
     steps = [step.name for step in graph._implementation.steps]
     tensors = {}

@@ -21,16 +21,21 @@ def descriptor(array: np.ndarray) -> dict:
     return {"dataType": DATA_TYPE_OF[array.dtype], "shape": list(array.shape)}
 
 
+def operands_of(builder, inputs: dict[str, np.ndarray], constants: dict[str, np.ndarray] | None = None) -> dict:
+    """MLOperands by name: graph inputs described like `inputs`, constant operands holding `constants`."""
+    operands = {name: builder.input(name, descriptor(a)) for name, a in inputs.items()}
+    for name, a in (constants or {}).items():
+        operands[name] = builder.constant(descriptor(a), np.ascontiguousarray(a))
+    return operands
+
+
 async def compute(build: Callable, inputs: dict[str, np.ndarray], constants: dict[str, np.ndarray] | None = None):
     """`build(builder, operands)` gets MLOperands for `inputs` (graph inputs) and
     `constants` (constant operands) by name, and returns an MLOperand, a list of
     them, or a dict of them. Returns numpy arrays shaped the same way."""
     context = await webnn_py.ml.createContext()
     builder = webnn_py.MLGraphBuilder(context)
-    operands = {name: builder.input(name, descriptor(a)) for name, a in inputs.items()}
-    for name, a in (constants or {}).items():
-        operands[name] = builder.constant(descriptor(a), np.ascontiguousarray(a))
-    result = build(builder, operands)
+    result = build(builder, operands_of(builder, inputs, constants))
     if isinstance(result, dict):
         named = result
     elif isinstance(result, (list, tuple)):

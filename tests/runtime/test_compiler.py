@@ -11,7 +11,7 @@ import pytest
 import webnn_py
 from webnn_py.runtime.plan import ExecutionPlan
 from tests.portable.expect import assert_close, ulp_distance
-from tests.portable.graph import descriptor
+from tests.portable.graph import operands_of
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -22,10 +22,7 @@ def build(make, inputs: dict, constants: dict | None = None):
     async def go():
         context = await webnn_py.ml.createContext()
         builder = webnn_py.MLGraphBuilder(context)
-        operands = {n: builder.input(n, descriptor(a)) for n, a in inputs.items()}
-        for n, a in (constants or {}).items():
-            operands[n] = builder.constant(descriptor(a), np.ascontiguousarray(a))
-        outputs = make(builder, operands)
+        outputs = make(builder, operands_of(builder, inputs, constants))
         graph = await builder.build(outputs)
         plain = ExecutionPlan({n: o._value for n, o in outputs.items()}, optimize=False)
         return graph._implementation, plain
