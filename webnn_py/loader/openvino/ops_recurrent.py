@@ -60,10 +60,18 @@ def _time_major(t, x):
     return t.b.transpose(t.operand(x), {"permutation": [1, 0, 2]})
 
 
-def _gru_biases(t, bias, hidden: int, reset_after: bool, axis: int):
-    """(bias, recurrentBias) of WebNN's gru/gruCell from OpenVINO's B."""
+def _ifgo(t, value, axis: int):
+    """An LSTM weight or bias with OpenVINO's f, i, c, o gate blocks along `axis` in WebNN's "ifgo" order."""
+    return _blocks(t, value, [1, 0, 2, 3], axis)
+
+
+def _gru_options(t, bias, hidden: int, axis: int) -> dict:
+    """The options of WebNN's gru/gruCell shared by GRUSequence and GRUCell:
+    bias (and recurrentBias with linear_before_reset), layout, activations."""
+    reset_after = t.layer.data.get("linear_before_reset", "false").strip().lower() in ("true", "1")
+    options = {"resetAfter": reset_after, "layout": "zrn", "activations": _activations(t, ["sigmoid", "tanh"])}
     if not reset_after:
-        return t.operand(bias), None
+        return options | {"bias": t.operand(bias)}
     b = t.operand(bias)
     if b.shape[axis] != 4 * hidden:
         raise t.malformed(f"with linear_before_reset, B has 4 gate blocks, not shape {list(b.shape)}")
@@ -76,7 +84,7 @@ def _gru_biases(t, bias, hidden: int, reset_after: bool, axis: int):
     zeros_shape = list(b.shape)
     zeros_shape[axis] = 2 * hidden
     zeros = t.operand(np.zeros(zeros_shape, np.dtype(b.dataType)))
-    return first, t.b.concat([zeros, last], axis)
+    return options | {"bias": first, "recurrentBias": t.b.concat([zeros, last], axis)}
 
 
 def _sequence_attributes(t, x, lengths):
@@ -93,8 +101,8 @@ def lstm_sequence(t, inputs):
     t.arity(inputs, 7)
     x, h0, c0, lengths, w, r, bias = inputs
     steps, hidden, direction = _sequence_attributes(t, x, lengths)
-    h, c, y = t.b.lstm(_time_major(t, x), _blocks(t, w, [1, 0, 2, 3], 1), _blocks(t, r, [1, 0, 2, 3], 1), steps,
-                       hidden, {"bias": _blocks(t, bias, [1, 0, 2, 3], 1),
+    h, c, y = t.b.lstm(_time_major(t, x), _ifgo(t, w, 1), _ifgo(t, r, 1), steps,
+                       hidden, {"bias": _ifgo(t, bias, 1),
                                 "initialHiddenState": _time_major(t, h0), "initialCellState": _time_major(t, c0),
                                 "returnSequence": True, "direction": direction, "layout": "ifgo",
                                 "activations": _activations(t, ["sigmoid", "tanh", "tanh"])})
@@ -105,13 +113,8 @@ def gru_sequence(t, inputs):
     t.arity(inputs, 6)
     x, h0, lengths, w, r, bias = inputs
     steps, hidden, direction = _sequence_attributes(t, x, lengths)
-    reset_after = t.layer.data.get("linear_before_reset", "false").strip().lower() in ("true", "1")
-    b, rb = _gru_biases(t, bias, hidden, reset_after, 1)
-    options = {"bias": b, "initialHiddenState": _time_major(t, h0), "resetAfter": reset_after,
-               "returnSequence": True, "direction": direction, "layout": "zrn",
-               "activations": _activations(t, ["sigmoid", "tanh"])}
-    if rb is not None:
-        options["recurrentBias"] = rb
+    options = _gru_options(t, bias, hidden, 1) | {"initialHiddenState": _time_major(t, h0),
+                                                   "returnSequence": True, "direction": direction}
     h, y = t.b.gru(_time_major(t, x), t.operand(w), t.operand(r), steps, hidden, options)
     return [t.b.transpose(y, {"permutation": [2, 1, 0, 3]}), _time_major(t, h)]
 
@@ -123,9 +126,9 @@ def lstm_cell(t, inputs):
     t.arity(inputs, 6)
     x, h0, c0, w, r, bias = inputs
     hidden = t.attr_int("hidden_size")
-    h, c = t.b.lstmCell(t.operand(x), _blocks(t, w, [1, 0, 2, 3], 0), _blocks(t, r, [1, 0, 2, 3], 0),
+    h, c = t.b.lstmCell(t.operand(x), _ifgo(t, w, 0), _ifgo(t, r, 0),
                         t.operand(h0), t.operand(c0), hidden,
-                        {"bias": _blocks(t, bias, [1, 0, 2, 3], 0), "layout": "ifgo",
+                        {"bias": _ifgo(t, bias, 0), "layout": "ifgo",
                          "activations": _activations(t, ["sigmoid", "tanh", "tanh"])})
     return [h, c]
 
@@ -134,13 +137,8 @@ def gru_cell(t, inputs):
     t.arity(inputs, 5)
     x, h0, w, r, bias = inputs
     hidden = t.attr_int("hidden_size")
-    reset_after = t.layer.data.get("linear_before_reset", "false").strip().lower() in ("true", "1")
-    b, rb = _gru_biases(t, bias, hidden, reset_after, 0)
-    options = {"bias": b, "resetAfter": reset_after, "layout": "zrn",
-               "activations": _activations(t, ["sigmoid", "tanh"])}
-    if rb is not None:
-        options["recurrentBias"] = rb
-    return [t.b.gruCell(t.operand(x), t.operand(w), t.operand(r), t.operand(h0), hidden, options)]
+    return [t.b.gruCell(t.operand(x), t.operand(w), t.operand(r), t.operand(h0), hidden,
+                        _gru_options(t, bias, hidden, 0))]
 
 
 def _rnn_step(t, x, h, w, r, bias, activation: str):
@@ -171,13 +169,11 @@ def rnn_sequence(t, inputs):
             "both": [("forward", 0), ("reverse", 1)]}[direction]
     sequences, finals = [], []
     for way, d in plan:
-        def pick(value, axis_sizes):
-            starts = [0] * len(axis_sizes)
-            starts[0] = d
-            return t.b.reshape(t.b.slice(value, starts, [1] + axis_sizes[1:]), axis_sizes[1:])
-        w_d = pick(w, list(w.shape))
-        r_d = pick(r, list(r.shape))
-        b_d = pick(bias, list(bias.shape))
+        def pick(value):
+            """Direction d's slice of a [D, ...] weight or bias."""
+            inner = list(value.shape[1:])
+            return t.b.reshape(t.b.slice(value, [d] + [0] * len(inner), [1] + inner), inner)
+        w_d, r_d, b_d = pick(w), pick(r), pick(bias)
         h = t.b.reshape(t.b.slice(h0, [0, d, 0], [batch, 1, hidden]), [batch, hidden])
         states = [None] * steps
         for step in (range(steps) if way == "forward" else range(steps - 1, -1, -1)):
