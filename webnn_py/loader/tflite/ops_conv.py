@@ -139,6 +139,19 @@ def fully_connected(ctx):
     ctx.set_output(0, ctx.activation(out, opt.read(ctx, 0, "i8")))
 
 
+def _conv_3d_steps(ctx, kd: int) -> tuple[list[int], list[int]]:
+    """Conv3DOptions' strides (stride_d 1, stride_h 3, stride_w 2) and dilations
+    (5, 7, 6) in depth, height, width order, each at least 1; the filter depth kd
+    within the slices the importer unrolls."""
+    if kd > MAX_FILTER_DEPTH:
+        raise ctx.fail(f"its filter depth {kd} is more than the {MAX_FILTER_DEPTH} slices the importer unrolls")
+    strides = [opt.read(ctx, 1, "i32", 1), opt.read(ctx, 3, "i32", 1), opt.read(ctx, 2, "i32", 1)]
+    dilations = [opt.read(ctx, 5, "i32", 1), opt.read(ctx, 7, "i32", 1), opt.read(ctx, 6, "i32", 1)]
+    for v in strides + dilations:
+        opt.positive(ctx, v, "a stride or dilation")
+    return strides, dilations
+
+
 def conv_3d(ctx):
     """Conv3DOptions: padding 0, stride_d 1, stride_w 2, stride_h 3, fused_activation 4,
     dilation_d 5, dilation_w 6, dilation_h 7. Input NDHWC, filter DHWIO, optional bias.
@@ -153,10 +166,7 @@ def conv_3d(ctx):
     kd, kh, kw, ci, co = w.shape
     if ci != c:
         raise ctx.fail(f"the filter's {ci} input channels differ from the input's {c}")
-    if kd > MAX_FILTER_DEPTH:
-        raise ctx.fail(f"its filter depth {kd} is more than the {MAX_FILTER_DEPTH} slices the importer unrolls")
-    strides = [opt.read(ctx, 1, "i32", 1), opt.read(ctx, 3, "i32", 1), opt.read(ctx, 2, "i32", 1)]
-    dilations = [opt.read(ctx, 5, "i32", 1), opt.read(ctx, 7, "i32", 1), opt.read(ctx, 6, "i32", 1)]
+    strides, dilations = _conv_3d_steps(ctx, kd)
     padding = opt.read(ctx, 0, "i8")
     planes = opt.padding_2d(ctx, padding, (h, wi), (kh, kw), strides[1:], dilations[1:])
     front, back = (opt.same_padding(ctx, depth, kd, strides[0], dilations[0]) if padding == opt.SAME
@@ -199,12 +209,7 @@ def conv_3d_transpose(ctx):
     kd, kh, kw, co, ci = w.shape
     if ci != c or shape[0] != n or shape[4] != co:
         raise ctx.fail(f"the filter {list(w.shape)} and output shape {shape} do not fit the input {list(x.shape)}")
-    if kd > MAX_FILTER_DEPTH:
-        raise ctx.fail(f"its filter depth {kd} is more than the {MAX_FILTER_DEPTH} slices the importer unrolls")
-    strides = [opt.read(ctx, 1, "i32", 1), opt.read(ctx, 3, "i32", 1), opt.read(ctx, 2, "i32", 1)]
-    dilations = [opt.read(ctx, 5, "i32", 1), opt.read(ctx, 7, "i32", 1), opt.read(ctx, 6, "i32", 1)]
-    for v in strides + dilations:
-        opt.positive(ctx, v, "a stride or dilation")
+    strides, dilations = _conv_3d_steps(ctx, kd)
     padding = opt.read(ctx, 0, "i8")
     pads = []
     for size, k, s, d, out in zip((depth, h, wi), (kd, kh, kw), strides, dilations, shape[1:4]):
