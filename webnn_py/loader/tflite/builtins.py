@@ -123,14 +123,3 @@ def table() -> list[tuple[str, int, bool, str]]:
     return [(name, code, name in TRANSLATORS, "" if name in TRANSLATORS else reason(name))
             for code, name in sorted(BUILTIN_NAMES.items())]
 
-
-def _check_complete() -> None:
-    both = set(UNSUPPORTED) & set(TRANSLATORS)
-    if both:
-        raise AssertionError(f"translated and listed as unsupported: {sorted(both)}")
-    unknown = set(UNSUPPORTED) - set(BUILTIN_NAMES.values())
-    if unknown:
-        raise AssertionError(f"unsupported entries that are no builtin: {sorted(unknown)}")
-
-
-_check_complete()
