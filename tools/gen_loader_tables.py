@@ -1,15 +1,13 @@
 """Write the README's Model Loader tables from the importers' registries: every
 TFLite builtin operator code (webnn_py/loader/tflite/builtins.py: translated, or
 why not) and every OpenVINO IR operation type the IR importer knows
-(webnn_py/loader/openvino/registry.py, when it exposes `table()`).
+(webnn_py/loader/openvino/registry.py).
 
     python tools/gen_loader_tables.py            # rewrite the tables in README.md
     python tools/gen_loader_tables.py --check    # exit 1 if a table differs
 
 `./dev gen` runs the first form; tests/loader/test_loader_tables.py checks the
-README against the code. Each table lives between its own two marker lines; a
-format whose registry has no `table()` yet is left out (its markers, if any,
-are kept with what they hold).
+README against the code. Each table lives between its own two marker lines.
 """
 from __future__ import annotations
 
@@ -27,7 +25,7 @@ README = REPO / "README.md"
 @dataclass
 class Table:
     name: str                          # what the markers call it
-    render: Callable[[], str | None]   # the table's text between the markers; None: no registry yet
+    render: Callable[[], str]          # the table's text between the markers
 
     @property
     def begin(self) -> str:
@@ -60,17 +58,10 @@ def tflite_table() -> str:
     return "\n".join(lines)
 
 
-def openvino_table() -> str | None:
-    """The OpenVINO IR importer's registry, rendered when it exposes table() ->
-    [(type, supported, note)]; None (the hook for a registry without it) otherwise."""
-    try:
-        from webnn_py.loader.openvino import registry
-    except ImportError:
-        return None
-    table = getattr(registry, "table", None)
-    if table is None:
-        return None
-    rows = table()
+def openvino_table() -> str:
+    """The OpenVINO IR importer's registry: table() -> [(type, supported, note)]."""
+    from webnn_py.loader.openvino import registry
+    rows = registry.table()
     supported = sum(1 for row in rows if row[1])
     lines = [f"**{supported} of {len(rows)}** OpenVINO IR operation types known to the importer are translated.",
              "",
@@ -91,11 +82,8 @@ def render(readme: str) -> str:
     for table in TABLES:
         if table.begin not in readme:
             continue
-        body = table.render()
-        if body is None:
-            continue
         start, end = readme.index(table.begin), readme.index(table.end) + len(table.end)
-        readme = readme[:start] + "\n".join([table.begin, "", body, "", table.end]) + readme[end:]
+        readme = readme[:start] + "\n".join([table.begin, "", table.render(), "", table.end]) + readme[end:]
     return readme
 
 
