@@ -713,7 +713,13 @@
     const home = mlEntry.realm;
     if (home.detached) return promiseReject(notFullyActive("createContext"));
     const decided = new PromiseCtor((resolve) => apply(home.allowed, undefined, [resolve]));
-    return promiseThen(promiseThen(decided, (allowed) => {
+    // A frame's realm reports its own policy through connect(), which page script of this
+    // document can call too (with an `allowed` that always says yes): so another realm is
+    // allowed only where this document, the runtime's, is as well. Honest frames lose
+    // nothing: a frame's policy never allows more than its parent's (§7.5, inherited policy).
+    const ownDecision = home === localRealm ? promiseResolve(true) : decision();
+    return promiseThen(promiseThen(promiseThen(ownDecision, (ownAllowed) => promiseThen(decided,
+        (allowed) => ownAllowed === true && allowed === true)), (allowed) => {
       if (allowed !== true) {
         throw new DOMExceptionCtor("createContext: the \"webnn\" permissions policy does not allow WebNN " +
                                    "in this document", "SecurityError");
