@@ -126,7 +126,7 @@ def elu(t, inputs):
     """Elu-1: x > 0 ? x : alpha (e^x - 1), alpha an attribute."""
     (x,) = _one(t, inputs)
     try:
-        alpha = float(t.layer.data.get("alpha", "1"))
+        alpha = t.attr_float("alpha", 1.0)
     except ValueError:
         raise t.malformed(f"the 'alpha' attribute {t.layer.data.get('alpha')!r} is not a number") from None
     return [t.b.elu(_float_input(t, x), {"alpha": alpha})]
@@ -145,7 +145,7 @@ def clamp(t, inputs):
     (x,) = _one(t, inputs)
     x = t.operand(x)
     try:
-        low, high = float(t.layer.data["min"]), float(t.layer.data["max"])
+        low, high = t.attr_float("min"), t.attr_float("max")
     except (KeyError, ValueError):
         raise t.malformed("the 'min' and 'max' attributes must be numbers") from None
     if x.dataType not in FLOATS:
@@ -187,8 +187,8 @@ def is_inf(t, inputs):
     """IsInf-10: detect_positive / detect_negative choose which infinities count."""
     (x,) = _one(t, inputs)
     x = _float_input(t, x)
-    positive = t.layer.data.get("detect_positive", "true").lower() in ("true", "1")
-    negative = t.layer.data.get("detect_negative", "true").lower() in ("true", "1")
+    positive = t.attr_flag("detect_positive", True)
+    negative = t.attr_flag("detect_negative", True)
     if positive and negative:
         return [t.b.isInfinite(x)]
     if not (positive or negative):
@@ -217,7 +217,7 @@ def region_yolo(t, inputs):
     if len(x.shape) != 4:
         raise t.unsupported(f"RegionYolo of rank {len(x.shape)} is not supported (4-D is)")
     coords, classes = t.attr_int("coords"), t.attr_int("classes")
-    softmax = t.layer.data.get("do_softmax", "true").strip().lower() in ("true", "1")
+    softmax = t.attr_flag("do_softmax", True)
     anchors = t.attr_int("num") if softmax else len(t.attr_ints("mask", []))
     n, channels, h, w = x.shape
     entries = coords + 1 + classes

@@ -31,7 +31,7 @@ def scaled_dot_product_attention(t, inputs):
     else:
         scale = t.operand(np.array(1 / math.sqrt(q.shape[-1]), dtype=np.dtype(q.dataType)))
     scores = t.b.mul(scores, scale)
-    causal = t.layer.data.get("causal", "false").strip().lower() in ("true", "1")
+    causal = t.attr_flag("causal")
     length, source = scores.shape[-2], scores.shape[-1]
     if causal:
         keep = t.operand(np.tril(np.ones((length, source), np.uint8)))

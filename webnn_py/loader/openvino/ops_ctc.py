@@ -32,10 +32,6 @@ def _decode(t, classes, valid, blank, merge: bool, index_type: str):
     return packed, t.b.reduceSum(kept, {"axes": [1]})
 
 
-def _flag(t, key: str, default: str = "true") -> bool:
-    return t.layer.data.get(key, default).strip().lower() in ("true", "1")
-
-
 def ctc_greedy_decoder(t, inputs):
     """CTCGreedyDecoder-1: data [T, N, C], sequence_mask [T, N] (a step is in
     the sequence while the mask has had no 0 yet); the result [N, T, 1, 1] as
@@ -50,7 +46,7 @@ def ctc_greedy_decoder(t, inputs):
                                        "int32"), 0)
     valid = t.b.transpose(t.b.equal(ended, t.operand(np.zeros((), np.int32))), {"permutation": [1, 0]})
     blank = t.operand(np.array(count - 1, np.int32))
-    decoded, _ = _decode(t, classes, valid, blank, _flag(t, "ctc_merge_repeated"), "int32")
+    decoded, _ = _decode(t, classes, valid, blank, t.attr_flag("ctc_merge_repeated", True), "int32")
     return [t.b.reshape(t.b.cast(decoded, data.dataType), [n, steps, 1, 1])]
 
 
@@ -77,7 +73,7 @@ def ctc_greedy_decoder_seq_len(t, inputs):
     steps_row = t.operand(np.arange(steps, dtype=np.dtype(lengths.dataType)).reshape(1, steps))
     valid = t.b.lesser(steps_row, t.b.reshape(lengths, [n, 1]))
     decoded, kept = _decode(t, classes, valid, t.operand(np.array(blank_value, np.int32)),
-                            _flag(t, "merge_repeated"), index_type)
+                            t.attr_flag("merge_repeated", True), index_type)
     return [decoded, kept if length_type == "int32" else t.b.cast(kept, length_type)]
 
 

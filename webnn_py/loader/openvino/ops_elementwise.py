@@ -49,7 +49,7 @@ def _two(t, inputs):
 def divide(t, inputs):
     a, b = _two(t, inputs)
     _broadcast_check(t, a, b)
-    python_division = t.layer.data.get("m_pythondiv", "true").lower() in ("true", "1")
+    python_division = t.attr_flag("m_pythondiv", True)
     integers = t.data_type(a) not in FLOATS
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and integers and (b != 0).all():
         return [(np.floor_divide(a, b) if python_division else np.trunc(a / b)).astype(a.dtype)]
@@ -179,7 +179,7 @@ def convert_promote_types(t, inputs):
     if any(k not in _PROMOTION_ORDER for k in kinds):
         raise t.unsupported(f"promoting {kinds[0]} and {kinds[1]} is not supported")
     rank = [(0, 0) if boolean else _PROMOTION_ORDER[k] for k, boolean in zip(kinds, booleans)]
-    scalar_rule = t.layer.data.get("pytorch_scalar_promotion", "false").strip().lower() in ("true", "1")
+    scalar_rule = t.attr_flag("pytorch_scalar_promotion")
     scalars = [len(t.shape(v)) == 0 for v in (a, b)]
     if scalar_rule and scalars[0] != scalars[1]:
         tensor = 0 if scalars[1] else 1
@@ -188,7 +188,7 @@ def convert_promote_types(t, inputs):
         winner = 0 if rank[0] >= rank[1] else 1
     other = 1 - winner
     bits = {"uint8": 8, "int32": 32, "int64": 64, "float16": 16, "float32": 32}
-    unsafe = t.layer.data.get("promote_unsafe", "false").strip().lower() in ("true", "1")
+    unsafe = t.attr_flag("promote_unsafe")
     if rank[other] > rank[winner] and not unsafe:
         raise t.malformed(f"the 0-d {kinds[other]} would narrow to {kinds[winner]} (promote_unsafe is false)")
     if (rank[winner][0] == 2 and rank[other][0] == 1 and not unsafe

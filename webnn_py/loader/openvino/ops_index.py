@@ -156,7 +156,7 @@ def bucketize(t, inputs):
     kind = {"i32": "int32", "i64": "int64"}.get(t.layer.data.get("output_type", "i64"))
     if kind is None:
         raise t.malformed(f"output_type {t.layer.data.get('output_type')!r} is not i32 or i64")
-    right = t.layer.data.get("with_right_bound", "true").strip().lower() in ("true", "1")
+    right = t.attr_flag("with_right_bound", True)
     if len(boundaries.shape) != 1:
         raise t.malformed(f"the boundaries have rank {len(boundaries.shape)}, not 1")
     column = t.b.reshape(x, list(x.shape) + [1])
@@ -198,7 +198,7 @@ def search_sorted(t, inputs):
     if list(sequence.shape[:-1]) != list(values.shape[:-1]) and len(sequence.shape) != 1:
         raise t.malformed(f"sorted_sequence {list(sequence.shape)} and values {list(values.shape)} differ before "
                           "the last axis")
-    right = t.layer.data.get("right_mode", "false").strip().lower() in ("true", "1")
+    right = t.attr_flag("right_mode")
     kind = {"i32": "int32", "i64": "int64"}.get(t.layer.data.get("output_type", "i64"))
     if kind is None:
         raise t.malformed(f"output_type {t.layer.data.get('output_type')!r} is not i32 or i64")

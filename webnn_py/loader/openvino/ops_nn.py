@@ -8,10 +8,6 @@ import math
 import numpy as np
 
 
-def _flag(t, key: str) -> bool:
-    return t.layer.data.get(key, "false").strip().lower() in ("true", "1")
-
-
 def _swap_last(t, x):
     rank = len(x.shape)
     order = list(range(rank - 2)) + [rank - 1, rank - 2]
@@ -26,11 +22,11 @@ def matmul(t, inputs):
     # column (b) vector, and its unit dimension is dropped from the result.
     if a_vector:
         a = t.b.reshape(a, [1, a.shape[0]])
-    elif _flag(t, "transpose_a"):
+    elif t.attr_flag("transpose_a"):
         a = _swap_last(t, a)
     if b_vector:
         b = t.b.reshape(b, [b.shape[0], 1])
-    elif _flag(t, "transpose_b"):
+    elif t.attr_flag("transpose_b"):
         b = _swap_last(t, b)
     out = t.b.matmul(a, b)
     if a_vector or b_vector:
@@ -221,7 +217,7 @@ def avg_pool(t, inputs):
     t.arity(inputs, 1)
     x, back, rank = _as_2d(t, t.operand(inputs[0]))
     window, strides, dilations, padding, sizes = _pool_geometry(t, x, rank)
-    exclude = t.layer.data.get("exclude-pad", "false").strip().lower() in ("true", "1")
+    exclude = t.attr_flag("exclude-pad")
     if not exclude:
         ends = []
         for i in range(2):

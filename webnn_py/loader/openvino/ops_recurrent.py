@@ -68,7 +68,7 @@ def _ifgo(t, value, axis: int):
 def _gru_options(t, bias, hidden: int, axis: int) -> dict:
     """The options of WebNN's gru/gruCell shared by GRUSequence and GRUCell:
     bias (and recurrentBias with linear_before_reset), layout, activations."""
-    reset_after = t.layer.data.get("linear_before_reset", "false").strip().lower() in ("true", "1")
+    reset_after = t.attr_flag("linear_before_reset")
     options = {"resetAfter": reset_after, "layout": "zrn", "activations": _activations(t, ["sigmoid", "tanh"])}
     if not reset_after:
         return options | {"bias": t.operand(bias)}

@@ -22,20 +22,6 @@ _REDUCTIONS = {
 }
 
 
-def _flag(t, key: str, default: str = "false") -> bool:
-    return t.layer.data.get(key, default).strip().lower() in ("true", "1")
-
-
-def _float(t, key: str, default: str | None = None) -> float:
-    text = t.layer.data.get(key, default)
-    if text is None:
-        raise t.malformed(f"the {key!r} attribute is missing")
-    try:
-        return float(text)
-    except ValueError:
-        raise t.malformed(f"the {key!r} attribute {text!r} is not a number") from None
-
-
 def _axes(t, value, rank: int) -> list[int]:
     axes = sorted({t.axis(a, rank, "axes item") for a in t.ints(value, "axes")})
     return axes
@@ -48,7 +34,7 @@ def reduce(t, inputs):
     data, axes_value = inputs
     method, fold = _REDUCTIONS[t.layer.type]
     axes = _axes(t, axes_value, len(t.shape(data)))
-    keep = _flag(t, "keep_dims")
+    keep = t.attr_flag("keep_dims")
     if t.layer.type.startswith("ReduceLogical") and t.data_type(data) != "uint8":
         raise t.malformed(f"{t.layer.type} needs boolean data, not {t.data_type(data)}")
     if isinstance(data, np.ndarray) and fold is not None:
@@ -82,16 +68,16 @@ def mvn(t, inputs):
         if "reduction_axes" in t.layer.data:
             axes = sorted({t.axis(a, rank, "reduction_axes item") for a in t.attr_ints("reduction_axes")})
         else:
-            axes = list(range(1 if _flag(t, "across_channels") else 2, rank))
+            axes = list(range(1 if t.attr_flag("across_channels") else 2, rank))
         mode = "inside_sqrt"
     else:
         t.arity(inputs, 2)
         axes = _axes(t, inputs[1], rank)
         mode = _eps_mode(t, "eps_mode", ("inside_sqrt", "outside_sqrt"))
-    eps = _float(t, "eps")
+    eps = t.attr_float("eps")
     if not axes:
         raise t.unsupported("MVN over no axes is not supported")
-    normalize = _flag(t, "normalize_variance", "true")
+    normalize = t.attr_flag("normalize_variance", True)
     if normalize and mode == "inside_sqrt":
         return [t.b.layerNormalization(x, {"axes": axes, "epsilon": eps})]
     options = {"axes": axes, "keepDimensions": True}
@@ -114,7 +100,7 @@ def batch_norm(t, inputs):
     x = t.operand(data)
     return [t.b.batchNormalization(x, t.operand(mean), t.operand(variance),
                                    {"scale": t.operand(gamma), "bias": t.operand(beta),
-                                    "epsilon": _float(t, "epsilon"), "axis": 1 if len(x.shape) > 1 else 0})]
+                                    "epsilon": t.attr_float("epsilon"), "axis": 1 if len(x.shape) > 1 else 0})]
 
 
 def normalize_l2(t, inputs):
@@ -125,7 +111,7 @@ def normalize_l2(t, inputs):
     if x.dataType not in FLOATS:
         raise t.unsupported(f"NormalizeL2 of {x.dataType} is not supported (floats only)")
     axes = _axes(t, inputs[1], len(x.shape))
-    eps = t.operand(np.array(_float(t, "eps"), dtype=np.dtype(x.dataType)))
+    eps = t.operand(np.array(t.attr_float("eps"), dtype=np.dtype(x.dataType)))
     mode = _eps_mode(t, "eps_mode", ("add", "max"))
     if not axes:
         # No axes: each element is its own group, sum(x^2) = x^2.
@@ -149,7 +135,7 @@ def lrn(t, inputs):
     size = t.attr_int("size")
     if size < 1:
         raise t.malformed(f"size {size} is not positive")
-    alpha, beta, bias = _float(t, "alpha"), _float(t, "beta"), _float(t, "bias")
+    alpha, beta, bias = t.attr_float("alpha"), t.attr_float("beta"), t.attr_float("bias")
     half = (size - 1) // 2
     squares = t.b.mul(x, x)
     if axes == [1]:
@@ -185,7 +171,7 @@ def cumsum(t, inputs):
     t.arity(inputs, 1, 2)
     x = t.operand(inputs[0])
     axis = t.axis(t.one_int(inputs[1], "the axis input") if len(inputs) == 2 else 0, len(x.shape))
-    return [t.b.cumulativeSum(x, axis, {"exclusive": _flag(t, "exclusive"), "reversed": _flag(t, "reverse")})]
+    return [t.b.cumulativeSum(x, axis, {"exclusive": t.attr_flag("exclusive"), "reversed": t.attr_flag("reverse")})]
 
 
 TOPK_LIMIT = 64       # k unrolls into k selection steps
@@ -260,7 +246,7 @@ def grn(t, inputs):
     if x.dataType not in FLOATS or len(x.shape) < 2:
         raise t.unsupported(f"GRN of a rank-{len(x.shape)} {x.dataType} tensor is not supported")
     squares = t.b.reduceSumSquare(x, {"axes": [1], "keepDimensions": True})
-    bias = t.operand(np.array(_float(t, "bias"), np.dtype(x.dataType)))
+    bias = t.operand(np.array(t.attr_float("bias"), np.dtype(x.dataType)))
     return [t.b.div(x, t.b.sqrt(t.b.add(squares, bias)))]
 
 
@@ -278,7 +264,7 @@ def group_norm(t, inputs):
     if groups < 1 or shape[1] % groups:
         raise t.malformed(f"num_groups {groups} does not divide the {shape[1]} channels")
     grouped = t.b.reshape(x, [shape[0], groups, int(np.prod(shape[1:])) // groups])
-    normalised = t.b.reshape(t.b.layerNormalization(grouped, {"axes": [2], "epsilon": _float(t, "epsilon")}), shape)
+    normalised = t.b.reshape(t.b.layerNormalization(grouped, {"axes": [2], "epsilon": t.attr_float("epsilon")}), shape)
     per_channel = [shape[1]] + [1] * (len(shape) - 2)
     return [t.b.add(t.b.mul(normalised, t.b.reshape(scale, per_channel)), t.b.reshape(bias, per_channel))]
 

@@ -80,7 +80,7 @@ def _taps(t, mode: str, in_size: int, out_size: int, scale: float, coordinate_mo
         return [(low.astype(np.int64), 1 - frac), (np.minimum(low + 1, last).astype(np.int64), frac)]
     # cubic: taps around floor(c), indices clamped to the axis.
     low = np.floor(c)
-    weights = _cubic_weights(c - low, float(t.layer.data.get("cube_coeff", "-0.75")))
+    weights = _cubic_weights(c - low, t.attr_float("cube_coeff", -0.75))
     return [(np.clip(low + k, 0, last).astype(np.int64), w) for k, w in zip((-1, 0, 1, 2), weights)]
 
 
@@ -120,7 +120,7 @@ def interpolate(t, inputs):
         t.arity(inputs, 2)
         sizes_value, scales_value, by_sizes = inputs[1], None, True
         axes_value = np.array(t.attr_ints("axes"), np.int64)
-        align = t.layer.data.get("align_corners", "false").strip().lower() in ("true", "1")
+        align = t.attr_flag("align_corners")
         coordinate_mode, nearest_mode = ("align_corners" if align else "asymmetric"), "simple"
     elif t.layer.version == "opset11" or (t.layer.version != "opset4" and len(inputs) == 2):
         given, axes_value = inputs[1], (inputs[2] if len(inputs) == 3 else None)
@@ -136,7 +136,7 @@ def interpolate(t, inputs):
     mode = t.layer.data.get("mode", "nearest").lower()
     if mode not in ("nearest", "linear", "linear_onnx", "cubic"):
         raise t.unsupported(f"mode {mode!r} is not supported (nearest, linear, linear_onnx, cubic are)")
-    if t.layer.data.get("antialias", "false").lower() in ("true", "1"):
+    if t.attr_flag("antialias"):
         raise t.unsupported("antialias is not supported")
     x = t.operand(data)
     if x.dataType not in FLOATS and mode != "nearest":

@@ -19,11 +19,6 @@ import numpy as np
 from .translate import NUMPY_TO_WEBNN, Empty
 
 
-def _bool_attr(t, key: str, default: bool) -> bool:
-    text = t.layer.data.get(key)
-    return default if text is None else text.strip().lower() in ("true", "1")
-
-
 def concat(t, inputs):
     if not inputs:
         raise t.malformed("Concat has no inputs")
@@ -42,7 +37,7 @@ def reshape(t, inputs):
     data, target = inputs
     shape_in = t.shape(data)
     wanted = t.ints(target, "the target shape")
-    special_zero = _bool_attr(t, "special_zero", False)
+    special_zero = t.attr_flag("special_zero", False)
     out, infer = [], None
     for i, d in enumerate(wanted):
         if d == 0 and special_zero:

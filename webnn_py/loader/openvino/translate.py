@@ -161,6 +161,22 @@ class Translator:
         except ValueError:
             raise self.malformed(f"the {key!r} attribute {text!r} is not an integer") from None
 
+    def attr_flag(self, key: str, default: bool = False) -> bool:
+        """A boolean attribute: "true" or "1" (any case) is true."""
+        text = self.layer.data.get(key)
+        return default if text is None else text.strip().lower() in ("true", "1")
+
+    def attr_float(self, key: str, default: float | None = None) -> float:
+        text = self.layer.data.get(key)
+        if text is None:
+            if default is None:
+                raise self.malformed(f"the {key!r} attribute is missing")
+            return default
+        try:
+            return float(text)
+        except ValueError:
+            raise self.malformed(f"the {key!r} attribute {text!r} is not a number") from None
+
     def attr_ints(self, key: str, default=None) -> list[int]:
         text = self.layer.data.get(key)
         if text is None:
