@@ -225,6 +225,10 @@ class Importer:
         key = ("tensor", self.graph.index, index)
         return key, state.variable(self, key, f"variable tensor {t.name!r}", t, t.shape)
 
+    def set_resource(self, index: int, key: tuple) -> None:
+        """Tensor `index` (a VAR_HANDLE's output) names the resource variable `key`."""
+        self._resources[index] = key
+
     def resource(self, k: int) -> tuple:
         """The resource variable key of input k (a VAR_HANDLE's output)."""
         index = self.input_index(k)

@@ -17,7 +17,7 @@ def var_handle(ctx):
     table = ctx.op.options
     container = (table.string(0, "container") if table is not None else None) or ""
     name = (table.string(1, "shared_name") if table is not None else None) or ""
-    ctx._resources[ctx.op.outputs[0]] = ("resource", container, name)
+    ctx.set_resource(ctx.op.outputs[0], ("resource", container, name))
 
 
 def _label(key) -> str:
