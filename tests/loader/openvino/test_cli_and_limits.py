@@ -88,6 +88,17 @@ def test_a_fold_numpy_refuses_is_a_data_error_naming_the_layer():
         ours(xml, weights, {})
 
 
+def test_a_float_attribute_that_is_not_a_number_is_a_data_error_naming_it(tmp_path):
+    """Clamp's min written as text that is no number: the layer's DataError, not a ValueError."""
+    from webnn_py.base.errors import DataError
+    x = ops.parameter([2, 3], np.float32, name="x")
+    xml, weights = save(ov.Model([ops.result(ops.clamp(x, -1.0, 1.0))], [x], "m"), tmp_path)
+    bad = xml.replace(b'min="-1"', b'min="low"')
+    assert bad != xml
+    with pytest.raises(DataError, match=r"\(Clamp\).*'min' attribute 'low' is not a number"):
+        ours(bad, weights, {"x": np.zeros((2, 3), np.float32)})
+
+
 # -- the registry ------------------------------------------------------------------------------------
 
 def test_registry_is_consistent():
