@@ -216,7 +216,8 @@
     if (config.debug) pyodide.setDebug(true);
     const loaded = pyodide.pyimport("webnn_py.browser.bridge");
     mark("import");
-    loaded.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask());
+    loaded.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask(),
+                   config.strictBufferTypes === true);
     PyProxy = pyodide.ffi.PyProxy;
     bridge = loaded;
     for (let i = 0; i < pendingML.length; i++) pendingML[i].proxy = bridge.ml;

@@ -85,31 +85,23 @@ class _ConsoleHandler(logging.Handler):
             js.console.warn(message)
 
 
-def install(unwrap_platform_object, time_slice_ms=8, post_task=None) -> None:
+def install(unwrap_platform_object, time_slice_ms=8, post_task=None, strict_buffer_types=False) -> None:
     """Called once by the shim with a JS function giving the Python object behind
     one of its wrappers (or undefined), which the WebIDL conversions then use, and
     the time slice of cooperative dispatch (README "Responsiveness"): a dispatch
     hands the thread back to the page after this many milliseconds of work
-    (null/undefined or <= 0: never, the whole dispatch runs in one task)."""
+    (null/undefined or <= 0: never, the whole dispatch runs in one task), and the
+    page's `strictBufferTypes` option (buffers.strict_view_types), read by the shim with
+    the rest of its configuration."""
     set_platform_object_unwrapper(unwrap_platform_object)
     Timeline.slice_seconds = time_slice_ms / 1000 if time_slice_ms and time_slice_ms > 0 else None
-    buffers.strict_view_types = _page_option("strictBufferTypes") is True
+    buffers.strict_view_types = strict_buffer_types is True
     if post_task is not None:
         set_post_task(lambda callback: post_task(create_once_callable(callback)))
     logger = logging.getLogger("webnn_py")
     if not any(isinstance(h, _ConsoleHandler) for h in logger.handlers):
         logger.addHandler(_ConsoleHandler(logging.WARNING))
         logger.propagate = False
-
-
-def _page_option(name: str):
-    """A member of the page's `self.webnnPolyfillConfig` (README "Using it"), read where
-    the shim reads it; None when absent (or when reading it throws)."""
-    try:
-        config = getattr(js, "webnnPolyfillConfig", None)
-        return None if config is None else getattr(config, name, None)
-    except Exception:  # noqa: BLE001 - a page getter that throws: the default applies
-        return None
 
 
 def construct(interface: str, args):
