@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import http.client
 import http.server
-import threading
 import urllib.parse
+
+from webnn_py.serve import BackgroundServer
 
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
               "proxy-authorization", "proxy-authenticate"}
@@ -48,17 +49,7 @@ class _Forward(http.server.BaseHTTPRequestHandler):
         pass
 
 
-class LoopbackProxy:
+class LoopbackProxy(BackgroundServer):
     def __init__(self, names) -> None:
         handler = type("BoundForward", (_Forward,), {"names": frozenset(names)})
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> "LoopbackProxy":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler))

@@ -194,7 +194,26 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-class PolyfillServer:
+class BackgroundServer:
+    """An HTTP server that serves from a daemon thread while the `with` block runs
+    (the polyfill server, the WPT checkout server and WebKit's loopback proxy)."""
+
+    def __init__(self, httpd: http.server.HTTPServer, thread_name: str | None = None):
+        self.httpd = httpd
+        host, self.port = httpd.server_address[:2]
+        self.url = f"http://{host}:{self.port}"
+        self._thread = threading.Thread(target=httpd.serve_forever, daemon=True, name=thread_name)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class PolyfillServer(BackgroundServer):
     """A server on 127.0.0.1 in a background thread (for the demo and the tests)."""
 
     def __init__(self, root: str | Path | None = None, port: int = 0, headers: dict[str, str] | None = None,
@@ -206,18 +225,8 @@ class PolyfillServer:
             "mounts": {prefix: Path(d).resolve() for prefix, d in (mounts or {}).items()},
             "extra_headers": dict(headers or {}),
         })
-        self.httpd = http.server.ThreadingHTTPServer((host, port), handler)
-        self.port = self.httpd.server_address[1]
-        self.url = f"http://{host}:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> "PolyfillServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(http.server.ThreadingHTTPServer((host, port), handler))
+        self.url = f"http://{host}:{self.port}"     # the name asked for, not the address it resolved to
 
 
 def main(argv=None) -> None:

@@ -19,9 +19,10 @@ import http.server
 import json
 import mimetypes
 import re
-import threading
 import urllib.parse
 from pathlib import Path
+
+from webnn_py.serve import BackgroundServer
 
 from . import wrappers
 
@@ -242,21 +243,10 @@ class _Server(http.server.ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class WptServer:
+class WptServer(BackgroundServer):
     """The checkout on 127.0.0.1 in a background thread."""
 
     def __init__(self, root: str | Path, settings: wrappers.Settings, port: int = 0, log_requests: bool = False):
         handler = type("BoundHandler", (Handler,), {"root": Path(root).resolve(), "settings": settings,
                                                     "log_requests": log_requests})
-        self.httpd = _Server(("127.0.0.1", port), handler)
-        self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True, name="wpt-server")
-
-    def __enter__(self) -> "WptServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(_Server(("127.0.0.1", port), handler), thread_name="wpt-server")
