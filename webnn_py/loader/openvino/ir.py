@@ -237,18 +237,25 @@ def _const(layer: Layer, weights: bytes) -> np.ndarray:
     return value
 
 
-def _check_extent(layer: Layer, shape: tuple[int, ...], dtype: np.dtype) -> None:
-    """A constant's shape must be one WebNN (and numpy) can hold: every dimension
-    at most MAX_DIMENSION, and the bytes its non-zero dimensions span at most
-    maxTensorByteLength. A zero-size constant reads nothing from the .bin, so
-    without this a shape like [2147483648, 2147483648, 0] would reach numpy,
-    which cannot represent it ("array is too big")."""
-    if any(d > MAX_DIMENSION for d in shape):
-        raise DataError(f"load: {layer.where}: shape {list(shape)} has a dimension above {MAX_DIMENSION}, "
-                        "the largest WebNN accepts")
-    extent = dtype.itemsize
+def extent_problem(shape, itemsize: int) -> str | None:
+    """What makes `shape` one no WebNN (or numpy) tensor can have, or None:
+    a dimension outside 0..MAX_DIMENSION, or more than maxTensorByteLength bytes
+    at `itemsize` an element, zero dimensions counted as 1 (a zero-size shape
+    like [2147483648, 2147483648, 0] reads nothing, yet numpy cannot represent
+    it: "array is too big")."""
+    if any(not 0 <= d <= MAX_DIMENSION for d in shape):
+        return f"has a dimension above {MAX_DIMENSION} or below 0"
+    extent = itemsize
     for d in shape:
         extent *= max(d, 1)
     if extent > MAX_TENSOR_BYTE_LENGTH:
-        raise DataError(f"load: {layer.where}: shape {list(shape)} spans {extent} bytes of {dtype} (counting "
-                        f"its zero dimensions as 1), more than maxTensorByteLength {MAX_TENSOR_BYTE_LENGTH}")
+        return (f"spans {extent} bytes at {itemsize} a element (zero dimensions counted as 1), more than "
+                f"maxTensorByteLength {MAX_TENSOR_BYTE_LENGTH}")
+    return None
+
+
+def _check_extent(layer: Layer, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    """A constant's shape must be one WebNN can hold (checked before numpy sees it)."""
+    problem = extent_problem(shape, dtype.itemsize)
+    if problem:
+        raise DataError(f"load: {layer.where}: shape {list(shape)} {problem}")

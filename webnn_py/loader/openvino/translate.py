@@ -19,9 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...base.descriptor import MAX_DIMENSION, MAX_TENSOR_BYTE_LENGTH
 from ...base.errors import DataError, NotSupportedError
-from .ir import Graph, Layer
+from .ir import Graph, Layer, extent_problem
 
 NUMPY_TO_WEBNN = {np.dtype(np.float32): "float32", np.dtype(np.float16): "float16", np.dtype(np.int32): "int32",
                   np.dtype(np.int64): "int64", np.dtype(np.uint8): "uint8"}
@@ -83,14 +82,9 @@ class Translator:
         constants) could not exist: a dimension above MAX_DIMENSION, or more
         bytes than maxTensorByteLength even at one byte an element. Checked
         before a translator builds tables of that size in numpy."""
-        count = 1
-        for d in shape:
-            if not 0 <= d <= MAX_DIMENSION:
-                raise self.malformed(f"{what} {list(shape)} has a dimension outside 0..{MAX_DIMENSION}")
-            count *= max(d, 1)
-        if count > MAX_TENSOR_BYTE_LENGTH:
-            raise self.malformed(f"{what} {list(shape)} has more elements than maxTensorByteLength "
-                                 f"({MAX_TENSOR_BYTE_LENGTH}) allows")
+        problem = extent_problem(shape, 1)
+        if problem:
+            raise self.malformed(f"{what} {list(shape)} {problem}")
 
     def arity(self, inputs: list, *counts: int) -> None:
         """A DataError unless the layer has one of `counts` inputs."""
