@@ -144,16 +144,20 @@ class Translator:
             raise self.malformed(f"{what} holds {len(values)} values, not 1")
         return values[0]
 
-    def attr_int(self, key: str, default=None) -> int:
+    def _attr_number(self, key: str, default, convert, kind: str):
+        """The attribute `key` read by `convert`; `default` when absent (None: it must be present)."""
         text = self.layer.data.get(key)
         if text is None:
             if default is None:
                 raise self.malformed(f"the {key!r} attribute is missing")
             return default
         try:
-            return int(text)
+            return convert(text)
         except ValueError:
-            raise self.malformed(f"the {key!r} attribute {text!r} is not an integer") from None
+            raise self.malformed(f"the {key!r} attribute {text!r} is not {kind}") from None
+
+    def attr_int(self, key: str, default=None) -> int:
+        return self._attr_number(key, default, int, "an integer")
 
     def attr_flag(self, key: str, default: bool = False) -> bool:
         """A boolean attribute: "true" or "1" (any case) is true."""
@@ -161,15 +165,7 @@ class Translator:
         return default if text is None else text.strip().lower() in ("true", "1")
 
     def attr_float(self, key: str, default: float | None = None) -> float:
-        text = self.layer.data.get(key)
-        if text is None:
-            if default is None:
-                raise self.malformed(f"the {key!r} attribute is missing")
-            return default
-        try:
-            return float(text)
-        except ValueError:
-            raise self.malformed(f"the {key!r} attribute {text!r} is not a number") from None
+        return self._attr_number(key, default, float, "a number")
 
     def attr_ints(self, key: str, default=None) -> list[int]:
         text = self.layer.data.get(key)
