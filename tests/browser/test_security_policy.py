@@ -56,6 +56,13 @@ def test_a_sandboxed_frame_without_allow_is_refused(policy_facts):
     assert outcome["ok"] is False and outcome["name"] == "SecurityError", outcome
 
 
+def test_a_refused_frame_cannot_answer_its_own_policy_through_the_runtime_port(policy_facts):
+    # Page script in a refused frame connects to the runtime with `allowed` always true:
+    # the runtime still asks its own document's policy, which refuses the frame.
+    outcome = policy_facts["connectForged"]
+    assert outcome["ok"] is False and outcome["name"] == "SecurityError", outcome
+
+
 def test_a_parent_whose_polyfill_arrives_late_still_answers(browser, server):
     with browser.new_page() as page:
         page.goto(f"{server.url}/security_late_parent.html")
