@@ -6,6 +6,7 @@
                                   metadata and the shim concatenated here, with the shim's
                                   BUILD_DEFAULTS line naming the runtime folder below
       webnn-polyfill.d.ts         TypeScript declarations (types/webnn.d.ts; never fetched)
+      LICENSE                     the project's license (Apache-2.0; never fetched)
       runtime-<hash>/             what the shim's boot fetches, nothing else: Pyodide's
                                   loader, asm.js, wasm, the standard library trimmed to
                                   the modules imported (as bytecode), a pyodide-lock.json trimmed to
@@ -50,6 +51,7 @@ COMPRESSED_CACHE = ROOT / "build" / "cache" / "compressed"
 SHIM = ROOT / "js_shim" / "webnn-polyfill.js"
 METADATA = ROOT / "js_shim" / "generated" / "webidl_metadata.js"
 TYPES = ROOT / "types" / "webnn.d.ts"
+LICENSE = ROOT / "LICENSE"
 
 ENTRY = "webnn-polyfill.js"
 TYPES_NAME = "webnn-polyfill.d.ts"
@@ -217,7 +219,8 @@ def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
     entry = entry_script(folder, read(SHIM).decode(), read(METADATA).decode())
     files = {ENTRY: (entry, "the script tag; boots the runtime at once (or at the first createContext() "
                             "with lazy: true)"),
-             TYPES_NAME: (read(TYPES), "never fetched: TypeScript declarations for the compiler")}
+             TYPES_NAME: (read(TYPES), "never fetched: TypeScript declarations for the compiler"),
+             LICENSE.name: (read(LICENSE), "never fetched: the license (Apache-2.0)")}
     files.update({f"{folder}/{name}": content for name, content in runtime.items()})
 
     manifest = {

@@ -77,8 +77,8 @@ CDN_INDEX_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/"
 SOURCE_ENV = "WEBNN_PY_PYODIDE_SOURCE"
 
 # Inputs of our wheel: hatchling packs webnn_py/ and puts pyproject.toml's
-# metadata and README.md (the long description) into it.
-WHEEL_INPUTS = ("pyproject.toml", "README.md", "tools/compile_pyc.mjs")
+# metadata, README.md (the long description) and LICENSE (dist-info/licenses/) into it.
+WHEEL_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "tools/compile_pyc.mjs")
 WHEEL_PACKAGE_DIR = "webnn_py"
 
 

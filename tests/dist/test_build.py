@@ -5,8 +5,11 @@ import gzip
 import hashlib
 import json
 import re
+from pathlib import Path
 
 import brotli
+
+REPO = Path(__file__).resolve().parents[2]
 
 RUNTIME_FOLDER = re.compile(r"^runtime-([0-9a-f]{16})/$")
 
@@ -33,7 +36,7 @@ def test_every_file_but_the_entry_script_has_a_content_hash_in_its_path(dist, ma
     assert h.hexdigest()[:16] == folder.group(1)
     others = set(manifest["files"]) - {manifest["runtime"] + n for n in runtime}
     # Never fetched by a page: the entry script (no-cache) and the TypeScript declarations.
-    assert others <= {"webnn-polyfill.js", "webnn-polyfill.d.ts"}, others
+    assert others <= {"webnn-polyfill.js", "webnn-polyfill.d.ts", "LICENSE"}, others
 
 
 def test_the_runtime_holds_only_what_the_boot_loads(dist, manifest):
@@ -68,3 +71,10 @@ def test_precompressed_copies_decode_to_the_files(dist, manifest):
         br, gz = (dist / f"{name}.br").read_bytes(), (dist / f"{name}.gz").read_bytes()
         assert brotli.decompress(br) == data and gzip.decompress(gz) == data, name
         assert (info["br"], info["gz"]) == (len(br), len(gz)), name
+
+
+def test_the_license_ships_in_dist(dist, manifest):
+    text = (dist / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert (dist / "LICENSE").read_bytes() == (REPO / "LICENSE").read_bytes()
+    assert manifest["files"]["LICENSE"]["loaded"].startswith("never")

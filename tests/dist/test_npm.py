@@ -50,6 +50,7 @@ def test_the_tarball_holds_dist_only(tarball, manifest):
     assert "package.json" in names and "dist/webnn-polyfill.js" in names
     assert f"dist/{manifest['runtime']}pyodide.asm.wasm" in names
     assert {n for n in names if not n.startswith("dist/")} <= {"package.json", "README.md", "LICENSE"}, names
+    assert "LICENSE" in names and "dist/LICENSE" in names
 
 
 def test_the_installed_package_describes_its_entry_points(project, manifest):

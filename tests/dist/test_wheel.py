@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,9 @@ def test_the_wheel_installs_in_a_clean_venv_and_runs_the_readme_example(pyodide_
         (built,) = (REPO / "build" / "dist").glob("webnn_py-*-py3-none-any.whl")
         wheel = tmp_path / built.name
         shutil.copyfile(built, wheel)
+    name, version = wheel.name.split("-")[:2]
+    with zipfile.ZipFile(wheel) as archive:   # hatchling's default license-files
+        assert archive.read(f"{name}-{version}.dist-info/licenses/LICENSE") == (REPO / "LICENSE").read_bytes()
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
