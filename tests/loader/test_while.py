@@ -631,9 +631,8 @@ def test_nesting_depth_is_bounded(monkeypatch):
     assert len(calls) <= MAX_NESTING + 1          # one WHILE per level, not 30
 
 
-def test_exponential_expansion_is_bounded(monkeypatch):
-    """Each level's body holds four WHILEs around the next level: 4**12 expansions,
-    cut off by the operator budget (linear in the file) instead of hanging."""
+def expanding_model() -> bytes:
+    """Each level's body holds four WHILEs around the next level: 4**12 expansions."""
     w = ModelWriter()
     main = w.subgraph("main")
     c, leaf = counting_subgraphs(w)
@@ -648,7 +647,13 @@ def test_exponential_expansion_is_bounded(monkeypatch):
             g.op("WHILE", [x], [y], options("WhileOptions", condSubgraphIndex=c.index, bodySubgraphIndex=target))
             x = y
         g.io([i], [x])
-    model = w.finish()
+    return w.finish()
+
+
+def test_exponential_expansion_is_bounded(monkeypatch):
+    """expanding_model(): cut off by the operator budget (linear in the file)
+    instead of hanging."""
+    model = expanding_model()
     total = sum(len(g.operators) for g in parse(model).subgraphs)
     calls = counted_whiles(monkeypatch)
     load_error(model, NotSupportedError, "expand to too many operators")
@@ -798,28 +803,31 @@ def test_while_model_in_chromium(pyodide_runtime, tmp_path):
 # -- corrupted WHILE models ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("value", [0, 1, 2, 0x7FFFFFFF, 0xFFFFFFFF])
-def test_hostile_words_in_a_while_model(value):
+def test_hostile_words_in_a_while_model(value, monkeypatch):
     """Every aligned 32-bit word of a WHILE model (subgraph indices, offsets,
     lengths) replaced by a hostile value: only DataError/NotSupportedError, each
-    load within tests/loader/test_fuzz.py's time bound."""
+    load within tests/loader/test_fuzz.py's structural bounds (values read,
+    operators translated)."""
     import struct
 
-    from .test_fuzz import assert_clean
+    from .test_fuzz import Meter, assert_clean
+    meter = Meter(monkeypatch)
     data = mixed_types_model()
     for position in range(0, len(data) - 3, 4):
         corrupted = bytearray(data)
         struct.pack_into("<I", corrupted, position, value)
-        assert_clean(bytes(corrupted), f"u32 {value:#x} at byte {position}")
+        assert_clean(meter, bytes(corrupted), f"u32 {value:#x} at byte {position}")
 
 
-def test_byte_flips_in_a_while_model():
-    from .test_fuzz import assert_clean
+def test_byte_flips_in_a_while_model(monkeypatch):
+    from .test_fuzz import Meter, assert_clean
+    meter = Meter(monkeypatch)
     data = counter_model()
     rng = np.random.default_rng(5)
     for position in range(len(data)):
         corrupted = bytearray(data)
         corrupted[position] ^= int(rng.integers(1, 256))
-        assert_clean(bytes(corrupted), f"byte {position} flipped")
+        assert_clean(meter, bytes(corrupted), f"byte {position} flipped")
 
 
 def test_reshapes_in_a_body_with_unranked_tensors():

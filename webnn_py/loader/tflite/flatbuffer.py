@@ -5,7 +5,11 @@ to `MLModelLoader.load()` is untrusted input, so every read here checks that it
 lies inside the buffer, every vector's length is checked against the bytes that
 remain (so a hostile length cannot make us allocate more than the file holds),
 and the reader never follows offsets recursively on its own: callers walk a
-fixed schema of bounded depth, so cyclic offsets cannot make it loop.
+fixed schema of bounded depth, so cyclic offsets cannot make it loop. Offsets
+can still make a DAG: a vector of N offsets to one table holding a vector of M
+elements costs N * M reads in N * 4 + M * 4 bytes. So every value examined
+(a scalar, a vector's element, a byte) is counted against a budget linear in
+the file's size, and a file that exceeds it is refused (`Buffer.examined`).
 
 Layout facts used (FlatBuffers "binary format" internals):
   * the file starts with a uoffset (u32, little endian) to the root table,
@@ -35,6 +39,13 @@ _NUMPY = {"u8": "<u1", "i8": "<i1", "u16": "<u2", "i16": "<i2", "i32": "<i4", "u
           "i64": "<i8", "u64": "<u8", "f32": "<f4", "f64": "<f8"}
 
 
+# Values examined per byte of the file, plus a floor for small files. A well-formed
+# file is read about once (its vtables, shared by many tables, a few times more);
+# the translators re-read operators' options when a WHILE expands a subgraph again.
+READ_BUDGET_FACTOR = 16
+READ_BUDGET_MIN = 1 << 16
+
+
 class FlatBufferError(DataError):
     """The bytes are not a well-formed FlatBuffer (of the expected schema)."""
 
@@ -44,6 +55,8 @@ class Buffer:
         self.data = memoryview(bytes(data)) if not isinstance(data, bytes) else memoryview(data)
         self.size = len(self.data)
         self.what = what
+        self.examined = 0           # values read so far (scalars, vector elements, bytes)
+        self.budget = READ_BUDGET_FACTOR * self.size + READ_BUDGET_MIN
 
     def fail(self, problem: str) -> FlatBufferError:
         return FlatBufferError(f"load: the {self.what} is malformed: {problem}")
@@ -52,8 +65,16 @@ class Buffer:
         if pos < 0 or length < 0 or pos + length > self.size:
             raise self.fail(f"{what} at byte {pos} (+{length}) lies outside the {self.size}-byte buffer")
 
+    def spend(self, count: int) -> None:
+        """Count `count` values examined against the read budget."""
+        if self.examined + count > self.budget:
+            raise self.fail(f"reading it takes more than {self.budget} values for {self.size} bytes "
+                            "(its offsets refer to the same tables over and over)")
+        self.examined += count
+
     def scalar(self, kind: str, pos: int, what: str = "a value"):
         s = _SCALARS[kind]
+        self.spend(1)
         self._check(pos, s.size, what)
         return s.unpack_from(self.data, pos)[0]
 
@@ -126,6 +147,7 @@ class Table:
         start, count = self._vector(slot, dtype.itemsize, what)
         if not start:
             return None
+        self.buf.spend(count)
         return np.frombuffer(self.buf.data, dtype=dtype, count=count, offset=start)
 
     def ints(self, slot: int, what: str, kind: str = "i32") -> list[int]:
@@ -134,7 +156,10 @@ class Table:
 
     def bytes(self, slot: int, what: str) -> memoryview | None:
         start, count = self._vector(slot, 1, what)
-        return self.buf.data[start:start + count] if start else None
+        if not start:
+            return None
+        self.buf.spend(count)
+        return self.buf.data[start:start + count]
 
     def string(self, slot: int, what: str) -> str | None:
         raw = self.bytes(slot, what)
