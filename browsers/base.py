@@ -55,6 +55,11 @@ class Page(abc.ABC):
     def close(self) -> None:
         """Close the tab."""
 
+    @abc.abstractmethod
+    def click(self, selector: str) -> None:
+        """A real (trusted) left click in the middle of the first element `selector`
+        matches, through the engine's input automation, not a script-made event."""
+
     def wait_for(self, expression: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         """Wait until `expression` is truthy, polling inside the page (one round trip)."""
         budget_ms = int(timeout * 1000)

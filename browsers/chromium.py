@@ -96,6 +96,9 @@ class ChromiumPage(Page):
                 raise TimeoutError(f"{expression} did not settle within {timeout:.0f} s") from None
             raise EvaluationError(str(exc).splitlines()[0].removeprefix("Page.evaluate: ")) from None
 
+    def click(self, selector: str) -> None:
+        self.playwright_page.click(selector)
+
     def close(self) -> None:
         self.playwright_page.close()
 

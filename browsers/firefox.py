@@ -65,6 +65,17 @@ class FirefoxPage(Page):
             raise EvaluationError(details.get("text") or str(deserialize(details["exception"])))
         return deserialize(answer["result"])
 
+    def click(self, selector: str) -> None:
+        # input.performActions: move to the element's middle, press and release the left button.
+        x, y = self.evaluate(
+            f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
+            " return [Math.round(r.left + r.width / 2), Math.round(r.top + r.height / 2)]; })()")
+        mouse = {"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": [
+            {"type": "pointerMove", "x": x, "y": y, "origin": "viewport", "duration": 0},
+            {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}
+        self._browser.bidi.command("input.performActions", {"context": self.context, "actions": [mouse]}, timeout=300)
+        self._browser.bidi.command("input.releaseActions", {"context": self.context}, timeout=300)
+
     def close(self) -> None:
         self._browser.close_page(self)
 

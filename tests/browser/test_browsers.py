@@ -49,3 +49,11 @@ def test_errors_and_console_messages_are_collected(page):
     assert any("layer: unhandled rejection" in e for e in page.errors), page.errors
     assert ("log", "layer: log 1") in [(m.level, m.text) for m in page.console]
     assert ("error", "layer: error") in [(m.level, m.text) for m in page.console]
+
+
+def test_click_is_real_input(page):
+    """click() goes through the engine's input automation (Playwright, BiDi
+    input.performActions, WebDriver Perform Actions): the page sees one trusted
+    left click on the element, as from a user, not a script-made event."""
+    page.click("#button")
+    assert page.evaluate("clicked") == [{"trusted": True, "button": 0, "detail": 1, "target": "button"}]
