@@ -13,6 +13,8 @@ import re
 import numpy as np
 import pytest
 
+from .conftest import call, open_page
+
 ATOL = 1e-3
 
 # ONNX operator types each model must put on WebNN (as ORT's graph has them after
@@ -37,7 +39,7 @@ def run(page, model, **options):
             "inputs": {k: {"data": v.ravel().tolist(), "dims": list(v.shape), "type": str(v.dtype)}
                        for k, v in model.inputs.items()}}
     args.update(options)
-    result = page.evaluate("(args) => runModel(args)", args)
+    result = call(page, "runModel", args)
     assert not page.errors, page.errors
     return result
 
@@ -151,48 +153,39 @@ READ_INTO_WASM_MEMORY = """async ({shared, view}) => {
 
 def test_read_tensor_into_shared_wasm_memory(ort_page):
     """§8.3.5 with a Uint8Array over shared wasm memory (ORT's threaded build's heap)."""
-    assert ort_page.evaluate(READ_INTO_WASM_MEMORY, {"shared": True, "view": "Uint8Array"}) == [1.5, -2]
+    assert call(ort_page, READ_INTO_WASM_MEMORY, {"shared": True, "view": "Uint8Array"}) == [1.5, -2]
 
 
-def _open_ort_page(browser, server, query):
-    page = browser.new_page()
-    page.on("pageerror", lambda e: page.errors.append(str(e)))
-    page.errors = []
-    page.goto(f"{server.url}/ort.html?{query}")
-    page.wait_for_function("self.ortPageReady === true", timeout=60_000)
-    return page
-
-
-def test_read_tensor_into_an_int8_view_of_the_right_byte_length_is_read_and_reported(ort_page):
+def test_read_tensor_into_an_int8_view_of_the_right_byte_length_is_read_and_reported(browser, ort_server):
     """ORT 1.30 reads a partition's float32 output with an Int8Array over its heap
     (emscripten's typed_memory_view of char*). §8.3.5 step 6 ("validate buffer with
     descriptor") takes only a Uint8Array or the matching view type; Chromium checks only
     the byte length (its element type check is a TODO, crbug.com/378604909), and ORT never
     catches the rejection. By default the polyfill does what Chromium does -- the bytes
-    are written as they are -- and says so once on the console, naming the call."""
-    before = ort_page.evaluate("self.ortConsole.length")
-    assert ort_page.evaluate(READ_INTO_WASM_MEMORY, {"shared": False, "view": "Int8Array"}) == [1.5, -2]
-    assert ort_page.evaluate(READ_INTO_WASM_MEMORY, {"shared": True, "view": "Int8Array"}) == [1.5, -2]
-    lines = [line for line in ort_page.evaluate("self.ortConsole")[before:] if line.startswith("webnn-py: readTensor")]
-    assert len(lines) == 1, lines                     # once per kind of mismatch
-    assert lines[0].startswith("webnn-py: readTensor(tensor, outputData): an Int8Array cannot hold float32 data")
-    assert "strictBufferTypes" in lines[0]
-    assert ort_page.evaluate(READ_INTO_WASM_MEMORY, {"shared": False, "view": "Uint8Array"}) == [1.5, -2]
-    # A wrong byte length is still the spec's TypeError.
-    short = READ_INTO_WASM_MEMORY.replace("8 / self[view].BYTES_PER_ELEMENT", "4 / self[view].BYTES_PER_ELEMENT")
-    assert ort_page.evaluate(short, {"shared": False, "view": "Int8Array"}).startswith("TypeError: ")
+    are written as they are -- and says so once on the console, naming the call.
+    (A fresh page: the module's shared page may have printed that line for ORT already.)"""
+    with open_page(browser, f"{ort_server.url}/ort.html", "ortPageReady") as page:
+        assert call(page, READ_INTO_WASM_MEMORY, {"shared": False, "view": "Int8Array"}) == [1.5, -2]
+        assert call(page, READ_INTO_WASM_MEMORY, {"shared": True, "view": "Int8Array"}) == [1.5, -2]
+        lines = [line for line in page.evaluate("self.ortConsole") if line.startswith("webnn-py: readTensor")]
+        assert len(lines) == 1, lines                     # once per kind of mismatch
+        assert lines[0].startswith("webnn-py: readTensor(tensor, outputData): an Int8Array cannot hold float32 data")
+        assert "strictBufferTypes" in lines[0]
+        assert call(page, READ_INTO_WASM_MEMORY, {"shared": False, "view": "Uint8Array"}) == [1.5, -2]
+        # A wrong byte length is still the spec's TypeError.
+        short = READ_INTO_WASM_MEMORY.replace("8 / self[view].BYTES_PER_ELEMENT", "4 / self[view].BYTES_PER_ELEMENT")
+        assert call(page, short, {"shared": False, "view": "Int8Array"}).startswith("TypeError: ")
+        assert not page.errors, page.errors
 
 
 def test_strict_buffer_types_rejects_the_int8_view_as_the_2026_spec_says(browser, ort_server):
-    page = _open_ort_page(browser, ort_server, "strict")
-    try:
-        result = page.evaluate(READ_INTO_WASM_MEMORY, {"shared": False, "view": "Int8Array"})
+    with open_page(browser, f"{ort_server.url}/ort.html?strict", "ortPageReady") as page:
+        result = call(page, READ_INTO_WASM_MEMORY, {"shared": False, "view": "Int8Array"})
         assert result.startswith("TypeError: ") and "Int8Array cannot hold float32" in result, result
         lines = [line for line in page.evaluate("self.ortConsole") if line.startswith("webnn-py: readTensor")]
         assert len(lines) == 1 and lines[0].startswith("webnn-py: readTensor(tensor, outputData): rejected"), lines
-        assert page.evaluate(READ_INTO_WASM_MEMORY, {"shared": False, "view": "Uint8Array"}) == [1.5, -2]
-    finally:
-        page.close()
+        assert call(page, READ_INTO_WASM_MEMORY, {"shared": False, "view": "Uint8Array"}) == [1.5, -2]
+        assert not page.errors, page.errors
 
 
 def _assert_split_run(result, model, cpu_ops):
@@ -249,7 +242,7 @@ def test_members_from_other_drafts_are_ignored(ort_page, exported):
     assert {"dimensions", "shape"} <= set(calls["MLGraphBuilder.input"]["keys"])
     assert {"dimensions", "shape"} <= set(calls["MLGraphBuilder.constant"]["keys"])
 
-    facts = ort_page.evaluate("""async () => {
+    facts = call(ort_page, """async () => {
       const out = {};
       const context = await navigator.ml.createContext({deviceType: "cpu", numThreads: 4, powerPreference: undefined});
       out.context = context instanceof MLContext;
@@ -287,7 +280,7 @@ def test_operations_returning_sequences_give_ml_operands(ort_page):
     """split() and lstm() return sequence<MLOperand> (ORT uses both): a JS array
     of MLOperand wrappers, each usable in the graph. (They failed through the
     shim before ORT exposed it: the bridge could not convert a list of operands.)"""
-    facts = ort_page.evaluate("""async () => {
+    facts = call(ort_page, """async () => {
       const context = await navigator.ml.createContext();
       const builder = new MLGraphBuilder(context);
       const x = builder.input("x", {dataType: "float32", shape: [2, 6]});
@@ -311,3 +304,9 @@ def test_operations_returning_sequences_give_ml_operands(ort_page):
     assert facts["shapes"] == [[2, 2]] * 3
     assert facts["lstm"] == [[1, 1, 1], [1, 1, 1]]
     assert facts["y"] == [4, 4, 4, 4]
+
+
+def test_gpudevice_stand_in_only_where_the_engine_lacks_webgpu(ort_page, browser):
+    """ORT-web's WebNN EP needs a GPUDevice binding (pages/gpudevice_stand_in.js): Chromium
+    has WebGPU's; Firefox ESR 153 and WebKitGTK 2.50 have none, and the page defines one."""
+    assert ort_page.evaluate("self.gpuDeviceStandIn") is (browser.engine != "chromium")

@@ -1,0 +1,48 @@
+// Runs a transformers.js pipeline (its browser bundle, which carries its own ONNX
+// Runtime Web, served at /tjs/) on a local model folder (/hub/<id>/), as a page
+// would, for tests/ort/test_transformers_js.py.
+import {env, pipeline} from "/tjs/transformers.min.js";
+
+const params = new URLSearchParams(location.search);
+env.allowRemoteModels = false;          // the model comes from our server, never a hub
+env.allowLocalModels = true;
+env.localModelPath = "/hub/";
+env.useBrowserCache = false;            // each run fetches the files of this test's model
+env.useWasmCache = false;
+env.backends.onnx.wasm.wasmPaths = "/tjs-ort/";   // ORT's wasm files beside its bundle, not a CDN
+env.backends.onnx.wasm.numThreads = 1;            // no cross-origin isolation, so no wasm threads
+if (params.get("log") === "verbose") env.logLevel = 10;  // DEBUG: ORT's verbose log, read once at its start
+
+// One feature-extraction run: the tokenizer's ids, the pooled embeddings, what ORT
+// printed and the WebNN calls it made.
+async function runPipelineOnce({model, device, sentences, verbose = false}) {
+  const firstLine = self.ortConsole.length;
+  self.webnnTrace.reset();
+  const extractor = await pipeline("feature-extraction", model, {
+    device, dtype: "fp32",
+    session_options: {logSeverityLevel: verbose ? 0 : 2, logVerbosityLevel: 0},
+  });
+  try {
+    const tokens = extractor.tokenizer(sentences, {padding: true});
+    const embeddings = await extractor(sentences, {pooling: "mean", normalize: true});
+    const integers = (tensor) => tensor.tolist().map((row) => row.map(Number));
+    return {
+      ids: integers(tokens.input_ids), mask: integers(tokens.attention_mask),
+      dims: Array.from(embeddings.dims), data: Array.from(embeddings.data),
+      console: self.ortConsole.slice(firstLine), webnn: self.webnnTrace.summary(),
+    };
+  } finally {
+    await extractor.dispose();
+  }
+}
+
+// A hang must fail the test, with what ORT printed last.
+self.runPipeline = (args) => Promise.race([
+  runPipelineOnce(args),
+  new Promise((resolve, reject) => setTimeout(() => {
+    reject(new Error(`runPipeline(${args.device}): no result after ${args.timeoutMs} ms; ORT printed:\n` +
+                     self.ortConsole.slice(-20).join("\n")));
+  }, args.timeoutMs ?? 120000)),
+]);
+
+self.transformersPageReady = true;
