@@ -217,7 +217,7 @@
     const loaded = pyodide.pyimport("webnn_py.browser.bridge");
     mark("import");
     loaded.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask(),
-                   config.strictBufferTypes === true);
+                   config.strictBufferTypes === true, Float16ArrayCtor || Uint16ArrayCtor);
     PyProxy = pyodide.ffi.PyProxy;
     bridge = loaded;
     for (let i = 0; i < pendingML.length; i++) pendingML[i].proxy = bridge.ml;

@@ -19,6 +19,7 @@ import logging
 import traceback
 
 import js  # Pyodide's view of the JS global scope
+import numpy as np
 from pyodide.code import run_js
 from pyodide.ffi import JsException, JsProxy, create_once_callable, create_proxy, to_js
 
@@ -36,6 +37,14 @@ _box = run_js("(value) => ({ value })")
 # name are the page's pristine ones: the shim puts those back while Python works).
 _deferred = run_js("() => { let resolve; const promise = new Promise((r) => { resolve = r; }); return [promise, resolve]; }")
 _new_bytes = run_js("(n) => new Uint8Array(new ArrayBuffer(n))")
+# The constructor float16 results are made with: the engine's Float16Array as the shim
+# captured it at load (install()), or, where the engine has none, Uint16Array (raw bits,
+# as §12.1's note allows). Pyodide 0.27 can neither convert a float16 buffer nor hold a
+# Float16Array (both throw), so the view is made and stored in JS: `_put_view` sets
+# root[path[0]]...[path[n]] = new View(buffer), and Python never receives it.
+_float16_view = js.Uint16Array
+_put_view = run_js("(root, path, View, buffer) => { let target = root; const last = path.length - 1; "
+                   "for (let i = 0; i < last; i++) target = target[path[i]]; target[path[last]] = new View(buffer); }")
 
 
 class BridgeFailure:
@@ -85,15 +94,20 @@ class _ConsoleHandler(logging.Handler):
             js.console.warn(message)
 
 
-def install(unwrap_platform_object, time_slice_ms=8, post_task=None, strict_buffer_types=False) -> None:
+def install(unwrap_platform_object, time_slice_ms=8, post_task=None, strict_buffer_types=False,
+            float16_array=None) -> None:
     """Called once by the shim with a JS function giving the Python object behind
     one of its wrappers (or undefined), which the WebIDL conversions then use, and
     the time slice of cooperative dispatch (README "Responsiveness"): a dispatch
     hands the thread back to the page after this many milliseconds of work
     (null/undefined or <= 0: never, the whole dispatch runs in one task), and the
     page's `strictBufferTypes` option (buffers.strict_view_types), read by the shim with
-    the rest of its configuration."""
+    the rest of its configuration, and the constructor of float16 results (the engine's
+    Float16Array captured at load, or Uint16Array where it has none)."""
+    global _float16_view
     set_platform_object_unwrapper(unwrap_platform_object)
+    if float16_array is not None:
+        _float16_view = float16_array
     Timeline.slice_seconds = time_slice_ms / 1000 if time_slice_ms and time_slice_ms > 0 else None
     buffers.strict_view_types = strict_buffer_types is True
     if post_task is not None:
@@ -180,15 +194,41 @@ def _to_js(value):
     API objects, futures and coroutines are returned as themselves: Pyodide
     hands them to JS as PyProxies, which the shim wraps or awaits."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        try:
-            bytes_view = _new_bytes(len(value))
-        except JsException:   # RangeError: the JS heap cannot hold it (§8.3.4 step 9.1.2)
-            raise out_of_memory("readTensor", len(value), "the result's ArrayBuffer") from None
-        bytes_view.assign(value)
-        return bytes_view.buffer
+        return _array_buffer(value, "readTensor")
     if isinstance(value, (list, tuple)) and any(type(item).__module__.startswith("webnn_py.api") for item in value):
         # sequence<MLOperand> (split, lstm, gru): a JS array of PyProxies, which the shim wraps one by one.
         return to_js(value, create_pyproxies=True)
     if isinstance(value, (dict, list, tuple)):
-        return to_js(value, dict_converter=js.Object.fromEntries, create_pyproxies=False)
+        float16_arrays: list = []
+        converted = to_js(_without_float16_arrays(value, (), float16_arrays), dict_converter=js.Object.fromEntries,
+                          create_pyproxies=False)
+        for path, array in float16_arrays:
+            _put_view(converted, to_js(list(path)), _float16_view,
+                      _array_buffer(np.ascontiguousarray(array), "compute"))
+        return converted
+    return value
+
+
+def _array_buffer(data, method: str):
+    """A new ArrayBuffer holding a copy of `data` (a bytes-like object)."""
+    data = memoryview(data).cast("B")
+    try:
+        bytes_view = _new_bytes(len(data))
+    except JsException:   # RangeError: the JS heap cannot hold it (§8.3.4 step 9.1.2)
+        raise out_of_memory(method, len(data), "the result's ArrayBuffer") from None
+    bytes_view.assign(data)
+    return bytes_view.buffer
+
+
+def _without_float16_arrays(value, path: tuple, found: list):
+    """`value` with every float16 numpy array in it (MLModel.compute()'s results:
+    {data, dimensions} records) replaced by None, each listed in `found` as
+    (its path of keys and indices, the array) for _to_js to put back as a view."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float16 and path:
+        found.append((path, value))
+        return None
+    if isinstance(value, dict):
+        return {key: _without_float16_arrays(item, path + (key,), found) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_float16_arrays(item, path + (index,), found) for index, item in enumerate(value)]
     return value
