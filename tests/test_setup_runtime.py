@@ -193,3 +193,30 @@ def test_lock_registers_our_wheel_with_numpy(served_lock):
     assert entry["install_dir"] == "site"
     with zipfile.ZipFile(wheel) as zf:
         assert "webnn_py/__init__.py" in zf.namelist()
+
+
+def test_a_new_wheel_is_served_beside_the_previous_one(tmp_path):
+    """A rebuilt wheel is served under a new, content-derived name and the lock is
+    replaced by a rename; the wheel the previous lock names stays, with its sha256, so
+    that a concurrent session's page that read that lock still loads it (issue 19)."""
+    wheels = []
+    for k in range(2):
+        wheel = tmp_path / f"build{k}" / "webnn_py-0.1.0-py3-none-any.whl"
+        wheel.parent.mkdir()
+        with zipfile.ZipFile(wheel, "w") as zf:
+            zf.writestr("webnn_py/__init__.py", f"VERSION = {k}\n")
+            zf.writestr("webnn_py-0.1.0.dist-info/METADATA",
+                        "Metadata-Version: 2.1\nName: webnn-py\nVersion: 0.1.0\nRequires-Dist: numpy\n")
+            zf.writestr("webnn_py-0.1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+            zf.writestr("webnn_py-0.1.0.dist-info/RECORD", "")
+        wheels.append(wheel)
+    out = tmp_path / "served"
+    out.mkdir()
+    entries = [sr.register_wheel(wheel, out_dir=out) for wheel in wheels]
+    names = [entry["file_name"] for entry in entries]
+    assert names[0] != names[1] and names == [sr.served_name(w) for w in wheels]
+    lock = json.loads((out / sr.LOCK_NAME).read_text())
+    assert lock["packages"]["webnn-py"]["file_name"] == names[1]
+    for name, entry in zip(names, entries):        # the previous lock's wheel is still there, unchanged
+        assert _sha256(out / name) == entry["sha256"]
+    assert sorted(p.name for p in out.iterdir()) == sorted([sr.LOCK_NAME, *names])   # no .part left over

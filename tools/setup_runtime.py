@@ -313,11 +313,14 @@ def build_wheel(dist_dir: Path = DIST_DIR) -> Path:
         built = sorted(Path(tmp).glob("*.whl"))
         if len(built) != 1 or not built[0].name.endswith("-py3-none-any.whl"):
             raise SetupError(f"expected one py3-none-any wheel, got {[p.name for p in built]}")
-        for old in dist_dir.glob("*.whl"):
-            old.unlink()
         wheel = dist_dir / built[0].name
         add_bytecode(built[0])
-        shutil.move(str(built[0]), wheel)
+        # A rename within one file system: another session reading the wheel sees the
+        # old file or the new one, never a half-written one or none.
+        os.replace(built[0], wheel)
+    for old in dist_dir.glob("*.whl"):
+        if old.name != wheel.name:
+            old.unlink(missing_ok=True)
     return wheel
 
 
@@ -425,18 +428,33 @@ def add_bytecode(wheel: Path, npm_dir: Path = NPM_PYODIDE_DIR) -> int:
     return len(pycs)
 
 
+# Served copies of our wheel kept beside the current one (see served_name): a page of
+# another test session that read the previous pyodide-lock.json still finds the wheel it
+# names, with the sha256 it names, for as long as a page takes to boot.
+KEEP_SERVED_WHEELS = 4
+KEEP_SERVED_SECONDS = 15 * 60
+
+
+def served_name(wheel: Path) -> str:
+    """The name our wheel is served under in build/pyodide: its own name with a build tag
+    made of its sha256 (PEP 427 allows one; it must start with a digit), e.g.
+    webnn_py-0.1.0-0c0ffee012345-py3-none-any.whl. Pyodide's loadPackage() fetches the
+    file the lock names with the lock's sha256 as its integrity; with a fixed name, a
+    concurrent session rebuilding the wheel between a page's fetch of the lock and of
+    the wheel made that fetch fail ("Failed to fetch"). A new wheel is a new file."""
+    name, version, *_ = wheel.name.split("-")
+    return f"{name}-{version}-0{sha256_file(wheel)[:12]}-py3-none-any.whl"
+
+
 def register_wheel(wheel: Path, npm_dir: Path = NPM_PYODIDE_DIR,
                    out_dir: Path = OUT_DIR) -> dict:
-    """Copy our wheel next to the runtime and write out_dir/pyodide-lock.json:
+    """Copy our wheel next to the runtime (served_name) and write out_dir/pyodide-lock.json:
     the official lock plus an entry for the wheel (its dependencies resolved
-    against the lock). Returns the new entry as JSON."""
+    against the lock), both by an atomic rename. Returns the new entry as JSON."""
     from pyodide_lock import PyodideLockSpec
     from pyodide_lock.utils import add_wheels_to_spec
 
-    for old in out_dir.glob("*.whl"):
-        if old.name != wheel.name and wheel_project(old) == wheel_project(wheel):
-            old.unlink()
-    served = out_dir / wheel.name
+    served = out_dir / served_name(wheel)
     if not same_file_content(wheel, served):
         tmp = served.with_name(served.name + ".part")
         shutil.copyfile(wheel, tmp)
@@ -449,8 +467,21 @@ def register_wheel(wheel: Path, npm_dir: Path = NPM_PYODIDE_DIR,
     tmp = out_dir / (LOCK_NAME + ".part")
     spec.to_json(tmp)
     os.replace(tmp, out_dir / LOCK_NAME)
+    prune_served_wheels(served)
     name = wheel_lock_name(wheel)
     return spec.packages[name].model_dump()
+
+
+def prune_served_wheels(current: Path) -> None:
+    """Remove served copies of our wheel other than `current`, except the newest
+    KEEP_SERVED_WHEELS of them that are younger than KEEP_SERVED_SECONDS."""
+    others = [p for p in current.parent.glob("*.whl")
+              if p.name != current.name and wheel_project(p) == wheel_project(current)]
+    others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    now = time.time()
+    for rank, old in enumerate(others):
+        if rank >= KEEP_SERVED_WHEELS or now - old.stat().st_mtime > KEEP_SERVED_SECONDS:
+            old.unlink(missing_ok=True)
 
 
 def wheel_project(wheel: Path) -> str:
@@ -470,7 +501,7 @@ def lock_stamp(wheel: Path, npm_dir: Path = NPM_PYODIDE_DIR, out_dir: Path = OUT
     A new Pyodide lock, a new wheel or a hand-edited result each change it."""
     files = {
         "official": npm_dir / LOCK_NAME,
-        "wheel": out_dir / wheel.name,
+        "wheel": out_dir / served_name(wheel),
         "lock": out_dir / LOCK_NAME,
     }
     return {k: sha256_file(p) if p.is_file() else None for k, p in files.items()}
@@ -555,9 +586,9 @@ def step_wheel() -> Path:
         state = "ok, sources unchanged"
     else:
         wheel = build_wheel()
-        WHEEL_STAMP.write_text(json.dumps(
+        write_if_changed(WHEEL_STAMP, (json.dumps(
             {"inputs": digest, "wheel": wheel.name, "sha256": sha256_file(wheel)},
-            indent=2) + "\n", encoding="utf-8")
+            indent=2) + "\n").encode())
         state = "built"
     progress("webnn_py wheel", f"{wheel.relative_to(ROOT)} ({state})", t0)
     return wheel
@@ -578,7 +609,8 @@ def step_register(wheel: Path) -> None:
 
 def step_config(source: str, wheel: Path, numpy_bytecode: Path | None) -> None:
     t0 = time.monotonic()
-    changed = write_runtime_config(source, wheel.name, numpy_bytecode=numpy_bytecode.name if numpy_bytecode else None)
+    changed = write_runtime_config(source, served_name(wheel),
+                                   numpy_bytecode=numpy_bytecode.name if numpy_bytecode else None)
     progress("runtime config", f"{CONFIG_NAME} source={source} ({'written' if changed else 'ok'})", t0)
 
 
