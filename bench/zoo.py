@@ -1,7 +1,8 @@
 """The benchmark zoo: webnn-py against ONNX Runtime on CNNs, transformers, RNNs and one Add.
 
     .venv/bin/python bench/zoo.py [--models NAME ...] [--min-warmup S] [--max-warmup S]
-                                  [--measure S] [--skip-browser] [--skip-host] [--quick] [--json FILE]
+                                  [--measure S] [--browser chromium|firefox|webkit]
+                                  [--skip-browser] [--skip-host] [--quick] [--json FILE]
 
 Models (bench/zoo_models.py): mobilenet_v2, resnet18, mobilenet_v3_small, squeezenet1_1,
 efficientnet_b0 (torchvision's layer structures, 224×224, random weights with calibrated
@@ -9,7 +10,9 @@ batch-norm statistics), vit_block (197×192), transformer (2 layers, seq 128, hi
 FFN 1024), lstm and gru (32 steps, 64 → 128) and add (one Add node: the cost of a run),
 fp32, batch 1, exported to ONNX on the host (torch's TorchScript exporter).
 
-Browser: one headless Chromium, two cross-origin-isolated pages. Page 1 runs ONNX Runtime
+Browser: one headless engine (--browser: Chromium by default, Firefox or WebKit, through the
+browsers/ layer), two cross-origin-isolated pages, so webnn-py and ORT-web's wasm EP run in
+the same engine. Page 1 runs ONNX Runtime
 Web 1.30 (ort.all) with two sessions per model: its WebNN EP over webnn-py's navigator.ml,
 and its wasm EP with 1 thread; page 2 its wasm EP with 2 threads (ORT reads the thread
 count once per page). Before timing, a check session with ORT's verbose log must show
@@ -80,27 +83,41 @@ def placed_on_webnn(log: list[str]) -> bool:
     return "All nodes placed on [WebNNExecutionProvider]" in text and "supported: [0]" not in text
 
 
-def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, measure: float, min_runs: int) -> dict:
+class EvaluatingPage:
+    """A browsers.Page with the call style the timing loop uses (webnn_bench.alternate):
+    evaluate(function source, argument) calls the page function with the JSON argument."""
+
+    def __init__(self, page):
+        self.page = page
+
+    def evaluate(self, source: str, arg=None):
+        return self.page.evaluate(source if arg is None else f"({source})({json.dumps(arg)})")
+
+
+def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, measure: float, min_runs: int,
+                  engine: str = "chromium") -> dict:
+    import browsers
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
 
     out = {}
-    with PolyfillServer(root=BENCH, mounts={"/ort/": ORT_DIST, "/models/": directory}, headers=COI_HEADERS) as server, \
-            launch_chromium() as browser:
+    # /ort-pages/: the GPUDevice stand-in ORT-web's WebNN EP needs in engines without
+    # WebGPU (tests/ort/pages/gpudevice_stand_in.js, shared with the tests).
+    mounts = {"/ort/": ORT_DIST, "/models/": directory, "/ort-pages/": REPO / "tests" / "ort" / "pages"}
+    with PolyfillServer(root=BENCH, mounts=mounts, headers=COI_HEADERS) as server, \
+            browsers.launch(engine) as browser:
         _quiet_disconnects(server.httpd)
-        errors: list[str] = []
+        out["engine"] = f"{browser.engine} {browser.version}"
 
         def open_page(threads: int):
             page = browser.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(f"{server.url}/zoo.html?threads={threads}")
-            page.wait_for_function("self.zooReady === true", timeout=120_000, polling=100)
-            return page
+            page.wait_for("self.zooReady === true", timeout=600)
+            return EvaluatingPage(page)
 
         pages = [open_page(1), open_page(2)]
         out["isolated"] = pages[0].evaluate("self.crossOriginIsolated")
         for name, p in prepared.items():
-            print(f"browser, {name}: warming each side up until its median settles, then timing {measure:g} s ...",
+            print(f"{engine}, {name}: warming each side up until its median settles, then timing {measure:g} s ...",
                   file=sys.stderr, flush=True)
             dims = {k: list(v.shape) for k, v in p.inputs.items()}
             setups = {side: pages[page].evaluate("(a) => setup(a)", {"kind": kind, "name": name, "dims": dims})
@@ -112,6 +129,7 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, me
             times = alternate({side: (pages[page], kind) for side, (page, kind) in SIDES.items()}, measure, min_runs)
             for page in pages:
                 page.evaluate("release()")
+            errors = [e for page in pages for e in page.page.errors]
             if errors:
                 raise SystemExit(f"page errors: {errors}")
             out[name] = {"times": times, "warm": warmed, "diffs": diffs, "on_webnn": on_webnn,
@@ -168,6 +186,9 @@ def main(argv=None) -> int:
     parser.add_argument("--max-warmup", type=float, help="seconds of warm-up per side at most (default 60)")
     parser.add_argument("--measure", type=float, help="seconds of alternating timed runs per model (default 10)")
     parser.add_argument("--min-runs", type=int, default=None, help="timed runs per side at least (default 10)")
+    parser.add_argument("--browser", choices=["chromium", "firefox", "webkit"], default="chromium",
+                        help="the engine of the browser side (default chromium): webnn-py and ORT-web's wasm EP "
+                             "both run in it")
     parser.add_argument("--skip-browser", action="store_true")
     parser.add_argument("--skip-host", action="store_true")
     parser.add_argument("--quick", action="store_true", help="a smoke run: short warm-up and measurement")
@@ -190,7 +211,7 @@ def main(argv=None) -> int:
         prepared = {name: Prepared(name, directory) for name in args.models}
         browser = None
         if not args.skip_browser:
-            browser = browser_bench(prepared, directory, warm, measure, min_runs)
+            browser = browser_bench(prepared, directory, warm, measure, min_runs, args.browser)
             load.append(os.getloadavg()[0])
         host = {}
         if not args.skip_host:
@@ -201,8 +222,9 @@ def main(argv=None) -> int:
     print(f"machine: {os.cpu_count()} CPUs, 1-minute load average "
           + " → ".join(f"{v:.1f}" for v in load) + " (start → after browser/host parts)")
     if browser:
-        print(f"\nBrowser: headless Chromium, crossOriginIsolated={browser.pop('isolated')}; webnn-py = ONNX Runtime "
-              "Web's WebNN EP over navigator.ml; warm-up until a 1 s window's median falls < 2 % (! = hit "
+        threads = sorted({r["threads"] for name, r in browser.items() if name in args.models})
+        print(f"\nBrowser: headless {browser.pop('engine')}, crossOriginIsolated={browser.pop('isolated')}, "
+              f"the 2T page's ORT-web ran {'/'.join(map(str, threads))} thread(s); webnn-py = ONNX Runtime Web's WebNN EP over navigator.ml; warm-up until a 1 s window's median falls < 2 % (! = hit "
               f"--max-warmup), then {measure:g} s alternating; medians of session.run() in ms")
         ok = report_browser(browser, args.models) and ok
     if host:
