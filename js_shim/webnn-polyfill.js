@@ -441,9 +441,16 @@
   const FAILURE_TYPE = "BridgeFailure";  // PyProxy.type is the Python class name
 
   // A new wrapper of `proxy` in `realm` (a frame's interface objects; see connect()).
+  // A realm that did not register the interface's prototype (connect() takes what a
+  // realm offers) gets an error, never the PyProxy itself.
   function wrap(realm, proxy) {
     const proto = realm.prototypes[proxy.type];
-    if (!proto) return proxy;
+    if (!proto) {
+      const type = proxy.type;
+      proxy.destroy();
+      throw new DOMExceptionCtor(`webnn-py: internal error: a ${type} for a realm without the ${type} interface`,
+                                 "OperationError");
+    }
     const wrapper = ObjectCreate(proto);
     weakMapSet(brands, wrapper, { type: proxy.type, proxy, realm });
     return wrapper;
@@ -495,6 +502,13 @@
       throw error;
     }
     return wrap(realm, result);
+  }
+
+  // The bridge result of a promise member: a Python awaitable, returned as it is for
+  // toPromise() (it is no API object: nothing to wrap), or a failure, thrown.
+  function unpackAwaitable(result, realm) {
+    if (PyProxy && result instanceof PyProxy && result.type !== FAILURE_TYPE) return result;
+    return unpack(result, realm);
   }
 
   // A promise for a Python awaitable: the bridge resolves a JS promise with the
@@ -701,7 +715,7 @@
     if (!kind.promise) return outward(unpack(outcome, realm));
     let awaitable;
     try {
-      awaitable = unpack(outcome, realm);
+      awaitable = unpackAwaitable(outcome, realm);
     } catch (error) {
       return promiseReject(error);
     }
@@ -735,7 +749,7 @@
   function newContext(mlEntry, args) {
     const home = mlEntry.realm;
     const outcome = bridge.invoke(mlEntry.proxy, "createContext", argumentsForPython(arraySlice(args)));
-    return toPromise(unpack(outcome, home), home);
+    return toPromise(unpackAwaitable(outcome, home), home);
   }
 
   function notFullyActive(member) {
