@@ -41,6 +41,20 @@ def test_wasm_gemm_integers_exact_and_leaves_neighbours_alone():
     assert (guard[:8] == 7).all() and (guard[-8:] == 7).all()
 
 
+def test_wasm_attention_pieces_exact_on_integers():
+    """copy_2d (kᵀ laid out), a GEMM into every other head's columns of a wider array
+    (rows ldc apart) and the scale activation, on small integers: exact."""
+    k = _wasm()
+    keys = RNG.integers(-8, 9, (3, 11, 24)).astype(np.float32)
+    kt = k.copy_2d(keys[1, :, 8:16].T, np.empty((8, 11), np.float32))
+    np.testing.assert_array_equal(kt, keys[1, :, 8:16].T)
+    q = RNG.integers(-8, 9, (11, 8)).astype(np.float32)
+    wide = np.full((11, 3, 11), 7.0, np.float32)
+    k.gemm(q, kt, clamp=kernels.scale(0.25), out=wide[:, 1])
+    np.testing.assert_array_equal(wide[:, 1], (q.astype(np.int64) @ kt.astype(np.int64)) * 0.25)
+    assert (wide[:, 0] == 7).all() and (wide[:, 2] == 7).all()
+
+
 def test_wasm_depthwise_matches_float64():
     k = _wasm()
     x = RNG.standard_normal((1, 9, 10, 20)).astype(np.float32)

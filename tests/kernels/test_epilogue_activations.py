@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from webnn_py.kernels import HARD_SWISH, SIGMOID, SILU, hard_sigmoid
+from webnn_py.kernels import HARD_SWISH, SIGMOID, SILU, hard_sigmoid, scale
 from webnn_py.ops.activations import _hard_sigmoid, _hard_swish
 from tests.portable.expect import ulp_distance
 
@@ -72,3 +72,14 @@ def test_depthwise_epilogue_activations(native):
     got = native.depthwise_nhwc(x, f, bias, (7, 9), (1, 1), (1, 1), (1, 1), clamp=SILU)
     exact = torch.sigmoid(torch.from_numpy(plain.astype(np.float64))).numpy().astype(np.float32)
     assert np.all(ulp_distance(got / plain, exact)[np.abs(plain) > 1e-3] <= SIGMOID_ULP + 2)
+
+
+@pytest.mark.parametrize("values", [sweep(), SPECIAL.reshape(4, 5)], ids=["sweep", "special"])
+@pytest.mark.parametrize("factor", [0.125, 0.37, -3.5, 1e-30])
+def test_scale_is_the_float32_product_bit_for_bit(gemm_kernels, values, factor):
+    """Activation 6 (a mul by a constant scalar, attention's 1/sqrt(d)): numpy's float32 product."""
+    values = values + np.float32(0)
+    factor = np.float32(factor)
+    got = through_epilogue(gemm_kernels, values, scale(factor))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got, values * factor)

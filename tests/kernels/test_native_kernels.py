@@ -343,3 +343,33 @@ def test_layernorm_rows_special_values(native):
     got = native.layernorm_rows(x, None, None, 1e-5)
     assert np.isnan(got[0]).all() and np.isnan(got[1]).all()
     np.testing.assert_array_equal(got[2], np.zeros(4, np.float32))
+
+
+@pytest.mark.parametrize("shape, view", [((7, 13), lambda x: x.T), ((5, 9, 11), lambda x: x[1].T),
+                                         ((40, 70), lambda x: x[::3, 1::2]), ((33, 64), lambda x: x.T[5:37])])
+def test_copy_2d_gives_numpys_copy(native, shape, view):
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    source = view(x)
+    out = np.full(source.shape, np.nan, np.float32)
+    np.testing.assert_array_equal(native.copy_2d(source, out), np.ascontiguousarray(source))
+
+
+@pytest.mark.parametrize("m, n, k", [(5, 12, 7), (9, 16, 33), (1, 8, 4)])
+def test_gemm_into_rows_of_a_wider_array(gemm_kernels, m, n, k):
+    """out given as a view whose rows are ldc apart (a head's columns of [tokens, heads * d]):
+    the product lands there and nothing around it changes; a residual of the same strides."""
+    rng = np.random.default_rng(m * n)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    wide = np.full((m, 3 * n), 7.0, np.float32)
+    residual = rng.standard_normal((m, 3 * n)).astype(np.float32)
+    gemm_kernels.gemm(a, b, out=wide[:, n:2 * n], residual=residual[:, n:2 * n])
+    expected = (a.astype(np.float64) @ b.astype(np.float64)) + residual[:, n:2 * n]
+    assert_close(wide[:, n:2 * n], a, b, expected)
+    assert (wide[:, :n] == 7).all() and (wide[:, 2 * n:] == 7).all()
+
+
+def test_gemm_refuses_a_residual_laid_out_otherwise_than_its_strided_out(native):
+    a, b = np.ones((4, 3), np.float32), np.ones((3, 8), np.float32)
+    wide = np.zeros((4, 16), np.float32)
+    with pytest.raises(ValueError):
+        native.gemm(a, b, out=wide[:, 8:], residual=np.zeros((4, 8), np.float32))

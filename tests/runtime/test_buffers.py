@@ -45,17 +45,18 @@ def test_a_chain_of_products_ping_pongs_between_two_buffers_across_dispatches():
 
 
 def test_a_view_keeps_its_buffer_until_its_own_last_reader():
-    # a = x w0 (a buffer), v = reshape(a) (a view of it), b = reshape(v) w1, c = b w2: a's
-    # own last reader is the first reshape, but c must not take a's buffer while v is still
-    # to be read by the add.
-    w = _weights(3)
+    # a = x w0 (a buffer), v = reshape(a) (a view of it; fusion.py lets a's step write it),
+    # b = reshape(v) w1, c = b w2, s = reshape(c) + v, y = reshape(s) w3: c's step (which
+    # takes the add) must not take a's buffer while v is still to be read by that add.
+    w = _weights(4)
 
     def make(g, o):
         a = g.matmul(o["x"], o["w0"])
         v = g.reshape(a, [16, 8])
         b = g.matmul(g.reshape(v, [8, 16]), o["w1"])
         c = g.matmul(b, o["w2"])
-        return {"y": g.add(g.reshape(c, [16, 8]), v)}
+        s = g.add(g.reshape(c, [16, 8]), v)
+        return {"y": g.matmul(g.reshape(s, [8, 16]), o["w3"])}
     plan, _ = build(make, {"x": np.zeros((8, 16), np.float32)}, w)
     assigned = [s.buffer for s in plan.steps if s.buffer >= 0]
     assert len(set(assigned)) == len(assigned) == 3                 # no sharing while v lives
@@ -64,7 +65,8 @@ def test_a_view_keeps_its_buffer_until_its_own_last_reader():
         x64 = x.astype(np.float64)
         a = x64 @ w["w0"]
         c = (a @ w["w1"]) @ w["w2"]
-        assert_close(plan.execute({"x": x})["y"], c.reshape(16, 8) + a.reshape(16, 8), atol=1e-4)
+        s = c.reshape(16, 8) + a.reshape(16, 8)
+        assert_close(plan.execute({"x": x})["y"], s.reshape(8, 16) @ w["w3"], atol=1e-4)
 
 
 def test_an_output_that_views_a_buffer_is_copied_out():

@@ -36,7 +36,8 @@ NATIVE_LIBRARY = Path(__file__).resolve().parent / "native" / "libwebnn_kernels.
 class Activation(NamedTuple):
     """An activation for the C kernels' epilogues (kernels.c activate4), given where a
     kernel takes `clamp=`: code 2 hardSwish, 3 sigmoid, 4 x * sigmoid(x), 5 hardSigmoid
-    (a = alpha, b = beta). A plain (lo, hi) pair there is clamp (code 1)."""
+    (a = alpha, b = beta), 6 x * a (a mul by a constant scalar, e.g. attention's scale).
+    A plain (lo, hi) pair there is clamp (code 1)."""
     code: int
     a: float = 0.0
     b: float = 0.0
@@ -49,6 +50,11 @@ SILU = Activation(4)
 
 def hard_sigmoid(alpha: float, beta: float) -> Activation:
     return Activation(5, float(alpha), float(beta))
+
+
+def scale(factor: float) -> Activation:
+    """x * factor, one float32 product (factor must be a float32 value)."""
+    return Activation(6, float(factor))
 
 
 def _activation_args(clamp) -> tuple[int, float, float]:
@@ -80,6 +86,7 @@ class Kernels:
         self._scale_channels = functions.scale_channels_f32
         self._lstm = functions.lstm_sequence_f32
         self._gru = functions.gru_sequence_f32
+        self._copy_2d = functions.copy_2d_f32
         self._erfc_table = None
         self.name = name
 
@@ -96,7 +103,9 @@ class Kernels:
         any float32 view with element strides (a transpose is not copied); b needs
         contiguous rows; bias_m/bias_n contiguous vectors; residual C-contiguous [m, n]
         (it may be `out` itself); packed_b, pack_b(b) made once for a constant b. The
-        result is a fresh C-contiguous array unless `out` (C-contiguous, [m, n]) is given."""
+        result is a fresh C-contiguous array unless `out` ([m, n], C-contiguous or any rows
+        of contiguous elements, e.g. a view of a transposed layout, with a residual of the
+        same strides) is given."""
         m, k = a.shape
         n = b.shape[1]
         if a.strides[0] % 4 or a.strides[1] % 4 or a.strides[0] < 0 or a.strides[1] < 0:
@@ -105,6 +114,13 @@ class Kernels:
             b = np.ascontiguousarray(b)
         if out is None:
             out = np.empty((m, n), _F32)
+        ldc = n
+        if m > 1 and out.strides[0] != 4 * n:
+            # Rows ldc apart (the residual's too: the kernel reads it with out's strides).
+            if (out.strides[1] != 4 or out.strides[0] % 4 or out.strides[0] < 0
+                    or (residual is not None and residual.strides != out.strides)):
+                raise ValueError("gemm: out needs contiguous rows (and the residual its strides)")
+            ldc = out.strides[0] // 4
         act, lo, hi = _activation_args(clamp)
         pack = packed_b
         if pack is None and m >= 16 and n >= 8 and k > 1:
@@ -112,9 +128,20 @@ class Kernels:
             pack = np.empty(k * (n // 8) * 8, _F32)
         if m and n:
             self._sgemm(m, n, k, self._ptr(a), a.strides[0] // 4, a.strides[1] // 4,
-                        self._ptr(b), b.strides[0] // 4, self._ptr(out), n,
+                        self._ptr(b), b.strides[0] // 4, self._ptr(out), ldc,
                         self._ptr(bias_m), self._ptr(bias_n), self._ptr(residual), act, lo, hi, self._ptr(pack),
                         int(packed_b is not None))
+        return out
+
+    def copy_2d(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """x (a 2-D float32 view with any non-negative element strides, e.g. a transpose)
+        copied into the C-contiguous `out` of its shape, in one C pass (numpy's strided
+        copy costs ~10 ns an element in Pyodide)."""
+        rows, cols = x.shape
+        if x.strides[0] % 4 or x.strides[1] % 4 or x.strides[0] < 0 or x.strides[1] < 0:
+            out[...] = x
+        elif x.size:
+            self._copy_2d(self._ptr(x), rows, cols, x.strides[0] // 4, x.strides[1] // 4, self._ptr(out))
         return out
 
     def pack_b(self, b: np.ndarray) -> np.ndarray | None:
@@ -284,9 +311,15 @@ class HostKernels(Kernels):
              packed_b: np.ndarray | None = None) -> np.ndarray:
         if out is None:
             out = np.empty((a.shape[0], b.shape[1]), _F32)
+        elif not out.flags.c_contiguous:
+            # Rows ldc apart (Kernels.gemm): BLAS and the epilogue on a contiguous product.
+            out[...] = self.gemm(a, b, bias_m, bias_n, clamp, None,
+                                 None if residual is None else np.ascontiguousarray(residual))
+            return out
         # A residual that is `out` itself must be read before the product overwrites it.
         aliased = residual is not None and np.may_share_memory(residual, out)
-        product = np.matmul(a, b) if aliased else np.matmul(a, b, out=out)
+        with np.errstate(all="ignore"):          # inf * 0 is NaN, as IEEE says; no warning
+            product = np.matmul(a, b) if aliased else np.matmul(a, b, out=out)
         if bias_m is not None or bias_n is not None or residual is not None or clamp is not None:
             self.epilogue(product, out, bias_m, bias_n, residual, clamp)
         return out
@@ -349,6 +382,7 @@ def native_library(path):
         "scale_channels_f32": [p, p, p, i, i, i],
         "lstm_sequence_f32": [i, i, i, p, p, p, p, p, p, i, p] + [i] * 8,
         "gru_sequence_f32": [i, i, i, p, p, p, p, p, i, p] + [i] * 6,
+        "copy_2d_f32": [p, i, i, i, i, p],
     }
     for name, argtypes in signatures.items():
         function = getattr(lib, name)

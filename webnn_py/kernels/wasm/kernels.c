@@ -50,7 +50,9 @@ INLINE float clamp1(float x, float lo, float hi) {
  *   4 x * sigmoid(x) (SiLU / swish: mul(x, sigmoid(x)) in the graph), the sigmoid rounded
  *                  to float32 before the product, as the two operators round;
  *   5 hardSigmoid  max(min(alpha x + beta, 1), 0) with alpha = lo, beta = hi (§8.9.27,
- *                  bit for bit).
+ *                  bit for bit);
+ *   6 x * lo       a mul by a constant scalar (attention's 1/sqrt(d) after q kT): the
+ *                  float32 product element-wise mul rounds (bit for bit).
  * exp_neg4: e^-w for w >= 0 (or NaN) in float32: -w = r - k ln 2, |r| <= ln2 / 2, e^r by
  * its Taylor polynomial of degree 7 (truncation < 6e-9 relative), times 2^-k from its
  * bit pattern; w >= 87 gives 0 (e^-87 = 1.6e-38, the bottom of the normal range), NaN
@@ -104,6 +106,7 @@ INLINE v4 activate4(v4 x, int act, v4 lo, v4 hi) {
     case 3: return sigmoid4(x);
     case 4: return x * sigmoid4(x);
     case 5: return clamp4(lo * x + hi, splat(0.0f), splat(1.0f));
+    case 6: return x * lo;
     default: return x;
     }
 }
@@ -123,6 +126,24 @@ EXPORT void clamp_f32(const float *x, float *out, int n, float lo_s, float hi_s)
     }
     for (; i + 4 <= n; i += 4) store4(out + i, clamp4(load4(x + i), lo, hi));
     for (; i < n; i++) out[i] = clamp1(x[i], lo_s, hi_s);
+}
+
+/* A 2-D float32 view with element strides (rs between rows, cs between columns) copied
+ * into the contiguous dst[rows, cols]: a transposed right operand laid out for the GEMM
+ * (attention's kT). Blocks of 4 source columns (contiguous when cs == 1), read down 4 rows
+ * at a time, so both sides stay in cache for a transpose. */
+EXPORT void copy_2d_f32(const float *src, int rows, int cols, int rs, int cs, float *dst) {
+    for (int i0 = 0; i0 < rows; i0 += 16) {
+        int i1 = i0 + 16 < rows ? i0 + 16 : rows;
+        for (int j0 = 0; j0 < cols; j0 += 16) {
+            int j1 = j0 + 16 < cols ? j0 + 16 : cols;
+            for (int i = i0; i < i1; i++) {
+                const float *s = src + (long)i * rs;
+                float *d = dst + (long)i * cols;
+                for (int j = j0; j < j1; j++) d[j] = s[(long)j * cs];
+            }
+        }
+    }
 }
 
 /* ---------------------------------------------------------------- GEMM ----

@@ -77,8 +77,10 @@ def fuse(units: list[Unit], outputs: Mapping[str, Value], constant_of: Callable)
     result: list[Unit | None] = []
     producer_at: dict[int, int] = {}          # id(value) -> index in result of the unit computing it
     for unit in units:
-        position = _fusion_point(unit, reads, graph_outputs, producer_at, result)
-        if position is not None:
+        index = _view_point(unit, reads, graph_outputs, producer_at, result)
+        if index is not None:
+            unit, result[index] = _absorb_view(result[index], unit), None
+        elif (position := _fusion_point(unit, reads, graph_outputs, producer_at, result)) is not None:
             index, operand = position
             merged = _into_epilogue(result[index], unit, operand, constant_of)
             unit = merged if merged is not None else _merge(result[index], unit, operand)
@@ -172,6 +174,83 @@ def _fusion_point(unit: Unit, reads, graph_outputs, producer_at, result) -> tupl
     return None
 
 
+def _view_point(unit: Unit, reads, graph_outputs, producer_at, result) -> int | None:
+    """The index of the producer unit whose result `unit` (a reshape, or a transpose that
+    keeps the last axis) only re-views, where the producer can write the view's layout
+    itself (_absorb_view), else None."""
+    if len(unit.nodes) != 1 or unit.kind not in ("reshape", "transpose"):
+        return None
+    value = unit.inputs[0]
+    index = producer_at.get(id(value))
+    if (index is None or result[index] is None or reads.get(id(value)) != 1 or id(value) in graph_outputs
+            or not _is_float32(value)):
+        return None
+    producer = result[index]
+    if len(producer.outputs) != 1 or not getattr(producer.kernel, "writes_into", False):
+        return None
+    if unit.kind == "transpose":
+        permutation = unit.nodes[0].attributes["permutation"]
+        if not getattr(producer.kernel, "strided_out", False) or permutation[-1] != len(permutation) - 1:
+            return None
+    return index
+
+
+def _absorb_view(producer: Unit, view: Unit) -> Unit:
+    """`producer` computing `view`'s output directly, in the plan's buffer of that shape:
+    for a reshape the buffer re-viewed in the producer's shape (free: buffers are
+    contiguous), for a transpose the producer's output written through the inverse
+    permutation of the buffer (a GEMM writing rows ldc apart, Kernels.gemm), so the
+    transposed value is contiguous and what reads it (reshape, a GEMM) takes no copy:
+    attention's heads written straight into [tokens, heads, d]. The values are the
+    producer's; only where they are stored changes. A GEMM's epilogue stays open behind a
+    reshape that keeps the rows (the last axis)."""
+    inner, shape = producer.kernel, view.outputs[0].descriptor.shape
+    produced = producer.outputs[0].descriptor.shape
+    if view.kind == "reshape":
+        def place(out):
+            return out.reshape(produced)
+
+        def result_of(y, _out):
+            return y.reshape(shape)
+    else:
+        permutation = view.nodes[0].attributes["permutation"]
+        inverse = tuple(int(i) for i in np.argsort(permutation))
+
+        def place(out):
+            return out.transpose(inverse)
+
+        def result_of(_y, out):
+            return out
+
+    def wrap(kernel):
+        def absorbed(inputs, attributes, outputs, out=None):
+            if out is None:
+                out = np.empty(shape, _FLOAT32)
+            return [result_of(kernel(inputs, attributes, outputs, out=place(out))[0], out)]
+        absorbed.writes_into = True
+        return absorbed
+
+    merged = Unit(producer.nodes[0], wrap(inner))
+    merged.nodes = producer.nodes + view.nodes
+    merged.inputs = list(producer.inputs)
+    merged.outputs = list(view.outputs)
+    keeps_rows = view.kind == "reshape" and shape and produced and shape[-1] == produced[-1]
+    if producer.epilogue is not None and keeps_rows and getattr(inner, "rows_out", False):
+        def epilogue(bias, residual_at, clamp=None):
+            kernel = producer.epilogue(bias, residual_at, clamp)
+            if kernel is None:
+                return None
+            wrapped = wrap(kernel)
+            wrapped.rows_out = True
+            return wrapped
+        merged.epilogue = epilogue
+        merged.kernel.rows_out = True
+    else:
+        merged.epilogue = None
+    merged.bias, merged.residual_at, merged.clamp = producer.bias, producer.residual_at, producer.clamp
+    return merged
+
+
 def _epilogue_activation(consumer: Unit):
     """The C epilogue's form of `consumer`'s activation ((lo, hi) for clamp/relu, else a
     kernels.Activation), or None if it is not one the epilogue has."""
@@ -199,12 +278,17 @@ def _into_epilogue(producer: Unit, consumer: Unit, operand: int, constant_of: Ca
         return None
     bias, residual_at, clamp = producer.bias, producer.residual_at, None
     activation = _epilogue_activation(consumer)
+    other = node.inputs[1 - operand] if len(node.inputs) == 2 else None
+    factor = constant_of(other) if node.kind == "mul" and other is not None else None
     if activation is not None:
         clamp = activation
         other = None
+    elif factor is not None and factor.size == 1 and factor.dtype == _FLOAT32:
+        # A product by one constant float32 value: the epilogue's last operation, as the graph's.
+        clamp = kernels.scale(factor.reshape(()))
+        other = None
     elif node.kind == "add":
         shape = node.outputs[0].descriptor.shape
-        other = node.inputs[1 - operand]
         constant = constant_of(other)
         if constant is not None:
             if bias is not None or residual_at is not None or constant.dtype != _FLOAT32 or not shape:

@@ -66,21 +66,32 @@ def _grouped_conv2d_nhwc(node: Node, constant_of):
     shape = node.outputs[0].descriptor.shape
     _, out_h, out_w, _ = shape
     pads = (attributes["padding"][0], attributes["padding"][2])
+    # Laid out once here rather than at every dispatch: the patch matrix (one group's at a
+    # time; a plan runs one dispatch at a time) and a constant bias's per-group slices.
+    cols = np.empty((out_h * out_w, kh * kw * cg), _F32)
+    bias_constant = constant_of(node.inputs[2]) if node.inputs[2] is not None else None
+    bias_slices = (None if bias_constant is None else
+                   [np.ascontiguousarray(bias_constant[g * og:(g + 1) * og], _F32) for g in range(groups)])
 
     def run(x, bias, residual, clamp, out):
         out = np.empty(shape, _F32) if out is None else out
         rows_out = out.reshape(out_h * out_w, out_channels)
-        residual_rows = None if residual is None else residual.reshape(out_h * out_w, out_channels)
-        cols = np.empty((out_h * out_w, kh * kw * cg), _F32)
-        part = np.empty((out_h * out_w, og), _F32)
+        residual_rows = None if residual is None else np.ascontiguousarray(residual).reshape(out_h * out_w,
+                                                                                              out_channels)
         for g in range(groups):
             group = slice(g * og, (g + 1) * og)
             fast.im2col_nhwc(np.ascontiguousarray(x[0, :, :, g * cg:(g + 1) * cg]), (kh, kw), attributes["strides"],
                              attributes["dilations"], pads, range(out_h), out_w, cols)
-            fast.gemm(cols, matrices[g], bias_n=None if bias is None else np.ascontiguousarray(bias[group], _F32),
-                      residual=None if residual is None else np.ascontiguousarray(residual_rows[:, group]),
-                      clamp=clamp, packed_b=packed[g], out=part)
-            rows_out[:, group] = part
+            if bias is None:
+                group_bias = None
+            elif bias_slices is not None:
+                group_bias = bias_slices[g]
+            else:
+                group_bias = np.ascontiguousarray(bias[group], _F32)
+            # The group's output columns written in place: rows out_channels apart.
+            fast.gemm(cols, matrices[g], bias_n=group_bias,
+                      residual=None if residual_rows is None else residual_rows[:, group],
+                      clamp=clamp, packed_b=packed[g], out=rows_out[:, group])
         return out
 
     def kernel(inputs, _attributes, _outputs, out=None):
@@ -104,7 +115,10 @@ def _grouped_conv2d_nhwc(node: Node, constant_of):
 def _gemm(node: Node, constant_of):
     """§8.9.24 with a constant b (a model's weights): b^T resolved and made contiguous
     in the compute type at build; beta * c too when c is constant. The arithmetic
-    is the registered kernel's: alpha * (a b), then + beta * c."""
+    is the registered kernel's: alpha * (a b), then + beta * c. In float32 with the C
+    kernels, alpha 1 and a constant c that is one value per column, per row or a
+    single value (a fully connected layer's bias): the C GEMM with b packed once and
+    beta * c in its epilogue (_rows_gemm)."""
     a_value, b_value, c_value = node.inputs
     b = constant_of(b_value)
     if b is None:
@@ -122,6 +136,15 @@ def _gemm(node: Node, constant_of):
             if attributes["beta"] != 1.0:
                 c_fixed = c_fixed * work.type(attributes["beta"])
     beta = work.type(attributes["beta"])
+    fast = kernels.simd() if out_dtype == _F32 and alpha == 1.0 else None
+    if fast is not None and (c_value is None or c_fixed is not None):
+        biases = _gemm_biases(c_fixed, node.outputs[0].descriptor.shape)
+        if biases is not None:
+            take_a = (lambda a: a.T) if attributes["aTranspose"] else (lambda a: a)
+            make = _rows_gemm(fast, b, fast.pack_b(b), node.outputs[0].descriptor.shape, take_a, *biases)
+            kernel = make(None, None)
+            kernel.epilogue = make
+            return kernel
 
     def kernel(inputs, _attributes, outputs):
         a, _, c = inputs
@@ -144,25 +167,44 @@ def _gemm(node: Node, constant_of):
     return kernel
 
 
-def _matmul_epilogue(fast, b: np.ndarray, packed, rows: tuple):
-    """For fusion.py: the float32 GEMM with a following bias add and residual add in
-    the kernel's epilogue (kernels.c sgemm: ((a b + bias) + residual), each a float32
-    add as the separate operations would round it). `residual_at` indexes the step's
-    inputs."""
+def _gemm_biases(c: np.ndarray | None, shape: tuple) -> tuple | None:
+    """gemm's constant beta * c (float32, unidirectionally broadcast to [m, n]) as the C
+    epilogue's (bias_m, bias_n) vectors: c of one value per column ([n], [1, n]), per row
+    ([m, 1]) or a single value (any rank, broadcast over [n]); None for a full [m, n] c."""
+    if c is None:
+        return None, None
+    m, n = shape
+    if c.size == 1:
+        return None, np.full(n, c.reshape(()), _F32)
+    if c.ndim == 2 and c.shape == (m, 1):
+        return np.ascontiguousarray(c.reshape(m)), None
+    if c.shape[-1] == n and c.size == n:
+        return None, np.ascontiguousarray(c.reshape(n))
+    return None
+
+
+def _rows_gemm(fast, b: np.ndarray, packed, out_shape: tuple, take_a: Callable, bias_m=None, bias_n=None):
+    """The epilogue factory of a float32 GEMM with a constant b (matmul, gemm, for
+    fusion.py): make(bias, residual_at, clamp) gives a kernel computing
+    (((take_a(a) b + bias_m) + bias_n or bias) + residual), then the activation `clamp`
+    (kernels.c sgemm's epilogue: each a float32 operation as the separate operators round
+    it), with b packed once; `residual_at` indexes the step's inputs. The kernels write
+    the plan's buffer: any array of out_shape's element count whose rows are n long (a
+    reshape keeping the last axis is free, fusion.py _absorb_reshape)."""
     n = b.shape[1]
 
     def make(bias: np.ndarray | None, residual_at: int | None, clamp=None):
-        bias_n = None if bias is None else np.ascontiguousarray(bias.reshape(n), _F32)
+        if bias is not None and bias_n is not None:
+            return None                       # one column bias in the epilogue
+        bias_cols = bias_n if bias is None else np.ascontiguousarray(bias.reshape(n), _F32)
 
         def kernel(inputs, _attributes, _outputs, out=None):
-            a = inputs[0]
-            res = None
-            if residual_at is not None:
-                res = np.ascontiguousarray(inputs[residual_at].reshape(-1, n))
-            result = fast.gemm(a.reshape(-1, a.shape[-1]), b, bias_n=bias_n, residual=res, clamp=clamp,
-                               packed_b=packed, out=None if out is None else out.reshape(-1, n))
-            return [result.reshape(*rows, n)]
+            residual = None if residual_at is None else np.ascontiguousarray(inputs[residual_at].reshape(-1, n))
+            result = fast.gemm(take_a(inputs[0]), b, bias_m=bias_m, bias_n=bias_cols, residual=residual,
+                               clamp=clamp, packed_b=packed, out=None if out is None else out.reshape(-1, n))
+            return [result.reshape(out_shape)]
         kernel.writes_into = True
+        kernel.rows_out = True
         return kernel
     return make
 
@@ -171,34 +213,78 @@ def _matmul(node: Node, constant_of):
     a_value, b_value = node.inputs
     b = constant_of(b_value)
     if b is None:
-        return None
+        return _matmul_computed(node)
     out_dtype = a_value.descriptor.type.numpy
     b = np.ascontiguousarray(b.astype(compute_type(out_dtype)))
     work = b.dtype
     if a_value.descriptor.rank >= 2 and b.ndim == 2:
         # A stack of matrices times one matrix is one GEMM on the stacked rows.
-        rows = a_value.descriptor.shape[:-1]
-        fast = kernels.simd() if work == _F32 else None
-        # The C GEMM's packed layout of b, made once here rather than at every call.
-        packed = fast.pack_b(b) if fast is not None else None
-
-        def kernel(inputs, _attributes, outputs, out=None):
-            a = inputs[0].astype(work, copy=False)
-            a = a.reshape(-1, a.shape[-1])
-            with np.errstate(all="ignore"):
-                result = (gemm(a, b) if fast is None else
-                          fast.gemm(a, b, packed_b=packed, out=None if out is None else out.reshape(-1, b.shape[1])))
-            return [result.reshape(*rows, b.shape[1]).astype(out_dtype, copy=False)]
-
+        fast = kernels.simd() if out_dtype == _F32 else None
         if fast is not None:
-            kernel.epilogue = _matmul_epilogue(fast, b, packed, rows)
-            kernel.writes_into = True            # float32: the C GEMM writes the plan's buffer
+            # The C GEMM's packed layout of b, made once here rather than at every call.
+            make = _rows_gemm(fast, b, fast.pack_b(b), node.outputs[0].descriptor.shape,
+                              lambda a: a.reshape(-1, a.shape[-1]))
+            kernel = make(None, None)
+            kernel.epilogue = make
+            return kernel
+        rows = a_value.descriptor.shape[:-1]
+
+        def kernel(inputs, _attributes, outputs):
+            a = inputs[0].astype(work, copy=False)
+            with np.errstate(all="ignore"):
+                result = gemm(a.reshape(-1, a.shape[-1]), b)
+            return [result.reshape(*rows, b.shape[1]).astype(out_dtype, copy=False)]
         return kernel
 
     def kernel(inputs, _attributes, outputs):
         with np.errstate(all="ignore"):
             result = batched_gemm(inputs[0].astype(work, copy=False), b)
         return [result.astype(out_dtype, copy=False)]
+    return kernel
+
+
+def _matmul_computed(node: Node):
+    """§8.9.35 matmul of two float32 values computed at run time (attention's q kᵀ and
+    p v) in the C kernels: one GEMM per matrix of the broadcast batch, into the plan's
+    buffer, with an activation (e.g. attention's scale, fusion.py) in the epilogue.
+    A right operand whose rows are not contiguous (kᵀ, a transpose of a view) is laid
+    out by one C strided copy per matrix (kernels.c copy_2d) instead of numpy's. The
+    output may be given transposed (`out` any view with unit column stride: a
+    following transpose that keeps the last axis is then free, fusion.py)."""
+    a_value, b_value = node.inputs
+    out_desc = node.outputs[0].descriptor
+    fast = kernels.simd()
+    if out_desc.type.numpy != _F32 or fast is None or out_desc.element_count == 0:
+        return None
+    shape = out_desc.shape
+    batch = shape[:-2]
+    k, n = b_value.descriptor.shape[-2:]
+
+    def run(a, b, out, clamp):
+        if a.shape[:-2] != batch:
+            a = np.broadcast_to(a, batch + a.shape[-2:])
+        if b.shape[:-2] != batch:
+            b = np.broadcast_to(b, batch + b.shape[-2:])
+        scratch = np.empty((k, n), _F32) if b.strides[-1] != 4 else None
+        for index in np.ndindex(*batch):
+            right = b[index]
+            if scratch is not None:
+                right = fast.copy_2d(right, scratch)
+            fast.gemm(a[index], right, clamp=clamp, out=out[index])
+        return out
+
+    def make(bias, residual_at, clamp=None):
+        if bias is not None or residual_at is not None:
+            return None
+
+        def kernel(inputs, _attributes, _outputs, out=None):
+            out = np.empty(shape, _F32) if out is None else out
+            return [run(inputs[0], inputs[1], out, clamp)]
+        kernel.writes_into = True
+        kernel.strided_out = True
+        return kernel
+    kernel = make(None, None)
+    kernel.epilogue = make
     return kernel
 
 
