@@ -396,7 +396,10 @@ def _is_js_double(v: Any) -> bool:
 _SCRIPT_HELPERS_SOURCE = r"""
 (special) => {
   "use strict";
-  const Reflect_get = Reflect.get, Object_keys = Object.keys, call = Function.prototype.call;
+  // The intrinsics used, captured when the helpers are made (inside a call into the
+  // runtime, where the shim has put the originals back): no method of the page's
+  // Array.prototype or Function.prototype is looked up later (README "Security model").
+  const Reflect_get = Reflect.get, Reflect_apply = Reflect.apply, Object_keys = Object.keys;
   const bigint = (v) => (typeof v === "bigint" ? special("bigint", v) : v);
   const thrown = (e) => special("thrown", { value: e });
   const isObject = (v) => (typeof v === "object" && v !== null) || typeof v === "function";
@@ -435,7 +438,7 @@ _SCRIPT_HELPERS_SOURCE = r"""
     iterate(o, method) {                            // GetIteratorFromMethod, then as collect()
       let record;
       try {
-        const iterator = call.call(method, o);
+        const iterator = Reflect_apply(method, o, []);
         if (!isObject(iterator)) throw new TypeError("the iterator is not an object");
         record = { iterator, next: iterator.next };
       } catch (e) { return [null, thrown(e)]; }
@@ -443,14 +446,20 @@ _SCRIPT_HELPERS_SOURCE = r"""
     },
     collect,
     arguments(args) {                               // an argument list, BigInts marked
-      return args.some((v) => typeof v === "bigint") ? args.map(bigint) : args;
+      for (let i = 0; i < args.length; i++) {
+        if (typeof args[i] !== "bigint") continue;
+        const marked = [];
+        for (let j = 0; j < args.length; j++) marked[j] = bigint(args[j]);
+        return marked;
+      }
+      return args;
     },
   };
   function collect(record) {                        // IteratorStepValue until done: [record or null, values...]
     const batch = [record];
     try {
       for (;;) {
-        const result = call.call(record.next, record.iterator);
+        const result = Reflect_apply(record.next, record.iterator, []);
         if (!isObject(result)) throw new TypeError("the iterator result is not an object");
         if (result.done) { batch[0] = null; break; }
         const value = result.value;
@@ -1054,6 +1063,11 @@ class BufferSource:
 # conversions test internal slots, not names).
 _JS_BUFFER_INFO_SOURCE = r"""
 (() => {
+  // Intrinsics captured when this is made (inside a call into the runtime, where the shim
+  // has put the originals back): `call` is Reflect.apply, not Function.prototype.call
+  // looked up on each getter later.
+  const Reflect_apply = Reflect.apply, noArguments = [];
+  const call = (get, v) => Reflect_apply(get, v, noArguments);
   const getter = (proto, key) => {
     const d = Object.getOwnPropertyDescriptor(proto, key);
     return d ? d.get : undefined;
@@ -1078,9 +1092,9 @@ _JS_BUFFER_INFO_SOURCE = r"""
   const hasSAB = sabProto !== undefined;
   const sabLength = hasSAB ? getter(sabProto, "byteLength") : undefined;
   const sabGrowable = hasSAB ? getter(sabProto, "growable") : undefined;
-  const brand = (get, v) => { try { get.call(v); return true; } catch (e) { return false; } };
+  const brand = (get, v) => { try { call(get, v); return true; } catch (e) { return false; } };
   const isDetached = (b) => {
-    if (abDetached) return abDetached.call(b);
+    if (abDetached) return call(abDetached, b);
     try { new Uint8Array(b); return false; } catch (e) { return true; }
   };
   // A failed brand check throws; with no stack trace to capture, that costs
@@ -1100,23 +1114,23 @@ _JS_BUFFER_INFO_SOURCE = r"""
   function classify(v) {
     let kind, name = null, buffer, offset = 0, length = 0;
     const view = isView(v);
-    const n = view ? taName.call(v) : undefined;
+    const n = view ? call(taName, v) : undefined;
     if (n !== undefined) {
-      kind = "view"; name = n; buffer = taBuffer.call(v);
-      offset = taOffset.call(v); length = taLength.call(v);
+      kind = "view"; name = n; buffer = call(taBuffer, v);
+      offset = call(taOffset, v); length = call(taLength, v);
     } else if (view) {
-      kind = "view"; name = "DataView"; buffer = dvBuffer.call(v);
-      try { offset = dvOffset.call(v); length = dvLength.call(v); } catch (e) { /* detached */ }
+      kind = "view"; name = "DataView"; buffer = call(dvBuffer, v);
+      try { offset = call(dvOffset, v); length = call(dvLength, v); } catch (e) { /* detached */ }
     } else if (brand(abLength, v)) {
-      kind = "ArrayBuffer"; buffer = v; length = abLength.call(v);
+      kind = "ArrayBuffer"; buffer = v; length = call(abLength, v);
     } else if (hasSAB && brand(sabLength, v)) {
-      kind = "SharedArrayBuffer"; buffer = v; length = sabLength.call(v);
+      kind = "SharedArrayBuffer"; buffer = v; length = call(sabLength, v);
     } else {
       return null;
     }
     const shared = hasSAB && !brand(abLength, buffer);
-    const resizable = shared ? (sabGrowable ? sabGrowable.call(buffer) : false)
-                             : (abResizable ? abResizable.call(buffer) : false);
+    const resizable = shared ? (sabGrowable ? call(sabGrowable, buffer) : false)
+                             : (abResizable ? call(abResizable, buffer) : false);
     const detached = !shared && isDetached(buffer);
     const bytes = detached ? new Uint8Array(0) : new Uint8Array(buffer, offset, length);
     return [kind, name, shared, resizable, detached, bytes];
