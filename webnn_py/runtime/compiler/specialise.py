@@ -389,6 +389,47 @@ def _channel_scale(node: Node, constant_of):
     return kernel
 
 
-_SPECIALISERS = {"conv2d": _conv2d, "gemm": _gemm, "matmul": _matmul, "lstm": _recurrent(lstm_runner, 2),
+def _transpose(node: Node, constant_of):
+    """§8.9.54 transpose of a float32 rank-4 value between NCHW and NHWC (the layout
+    pass's borders: a CNN's input image; attention's kᵀ, [1, s, h, d] → [1, h, d, s]) into
+    the plan's buffer by one C pass per batch (kernels.c copy_2d: for batch 1 these are the
+    2-D transposes [C, H W] ↔ [H W, C]), where numpy's strided copy of the view, made later
+    by whatever needs it contiguous, costs ~10 ns an element in Pyodide. A value whose
+    merged axes are not evenly strided is copied by numpy."""
+    permutation = tuple(node.attributes["permutation"])
+    x = node.inputs[0].descriptor
+    fast = kernels.simd()
+    if (x.type.numpy != _F32 or x.rank != 4 or permutation not in ((0, 2, 3, 1), (0, 3, 1, 2))
+            or x.element_count == 0 or fast is None):
+        return None
+    batches, d1, d2, d3 = x.shape
+    to_last = permutation == (0, 2, 3, 1)
+    rows, cols = (d1, d2 * d3) if to_last else (d1 * d2, d3)
+    shape = node.outputs[0].descriptor.shape
+
+    def matrix(part):
+        """part [d1, d2, d3] as the [rows, cols] view the permutation transposes, or None."""
+        s1, s2, s3 = part.strides
+        if to_last and s2 == d3 * s3:
+            return np.lib.stride_tricks.as_strided(part, (rows, cols), (s1, s3))
+        if not to_last and s1 == d2 * s2:
+            return np.lib.stride_tricks.as_strided(part, (rows, cols), (s2, s3))
+        return None
+
+    def kernel(inputs, _attributes, _outputs, out=None):
+        x = inputs[0]
+        out = np.empty(shape, _F32) if out is None else out
+        for n in range(batches):
+            source = matrix(x[n])
+            if source is None:
+                out[n] = x[n].transpose(np.subtract(permutation[1:], 1))
+            else:
+                fast.copy_2d(source.T, out[n].reshape(cols, rows))
+        return [out]
+    kernel.writes_into = True
+    return kernel
+
+
+_SPECIALISERS = {"conv2d": _conv2d, "transpose": _transpose, "gemm": _gemm, "matmul": _matmul, "lstm": _recurrent(lstm_runner, 2),
                  "gru": _recurrent(gru_runner, 1),
                  "maxPool2d": _max_pool, "averagePool2d": _average_pool, "mul": _channel_scale}
