@@ -93,7 +93,9 @@ class FirefoxBrowser(Browser):
         bidi.command("session.subscribe", {"events": ["log.entryAdded", "browsingContext.contextCreated"]})
 
     def new_page(self) -> FirefoxPage:
-        context = self.bidi.command("browsingContext.create", {"type": "tab"})["context"]
+        # A window, not a tab: only the front tab of a window is visible, and hidden pages
+        # get no animation frames and throttled timers.
+        context = self.bidi.command("browsingContext.create", {"type": "window"})["context"]
         page = FirefoxPage(self, context)
         with self._lock:
             self._pages[context] = page

@@ -133,7 +133,9 @@ class WebKitBrowser(Browser):
         self._script_timeout: float | None = None
 
     def new_page(self) -> WebKitPage:
-        handle = self.session.call("POST", "/window/new", {"type": "tab"})["handle"]
+        # A window, not a tab: MiniBrowser shows only its first tab, and a hidden page
+        # gets no animation frames and timers throttled to several per second.
+        handle = self.session.call("POST", "/window/new", {"type": "window"})["handle"]
         return WebKitPage(self, handle)
 
     def call(self, page: WebKitPage, method: str, path: str, body: dict | None = None, timeout: float = 60.0) -> Any:

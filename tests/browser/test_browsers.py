@@ -57,3 +57,19 @@ def test_click_is_real_input(page):
     left click on the element, as from a user, not a script-made event."""
     page.click("#button")
     assert page.evaluate("clicked") == [{"trusted": True, "button": 0, "detail": 1, "target": "button"}]
+
+
+VISIBLE = """new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(() =>
+  resolve({visibility: document.visibilityState, hidden: document.hidden}))))"""
+
+
+def test_pages_are_visible_even_with_several_open(browser, page):
+    """Each page is shown (engines give hidden pages no animation frames and throttle their
+    timers, which tests/browser/test_responsiveness.py measures): a second page opened
+    beside the module's, and the module's own, both run animation frames."""
+    from webnn_py.serve import PolyfillServer
+
+    with PolyfillServer(root=PAGES) as server, browser.new_page() as second:
+        second.goto(f"{server.url}/layer.html")
+        assert second.evaluate(VISIBLE, timeout=120) == {"visibility": "visible", "hidden": False}
+        assert page.evaluate(VISIBLE, timeout=120) == {"visibility": "visible", "hidden": False}
