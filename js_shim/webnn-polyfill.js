@@ -577,8 +577,20 @@
     },
   };
 
+  // WebKitGTK 2.50 has no SharedArrayBuffer global, even in a cross-origin isolated page, yet
+  // shared wasm memory hands out real SharedArrayBuffers: their prototype is found through
+  // one (as the bindings' buffer conversions find it), so that such a buffer passes as one.
+  const SharedArrayBufferPrototype = typeof SharedArrayBuffer === "function" ? SharedArrayBuffer.prototype
+    : sharedMemoryBufferPrototype();
+  function sharedMemoryBufferPrototype() {
+    try {
+      return getPrototypeOf(new WebAssembly.Memory({ initial: 0, maximum: 0, shared: true }).buffer);
+    } catch (e) {
+      return null;   // no shared memory at all
+    }
+  }
   const BUFFER_SIZE = [getter(ArrayBuffer.prototype, "byteLength")];
-  if (typeof SharedArrayBuffer === "function") arrayPush(BUFFER_SIZE, getter(SharedArrayBuffer.prototype, "byteLength"));
+  if (SharedArrayBufferPrototype) arrayPush(BUFFER_SIZE, getter(SharedArrayBufferPrototype, "byteLength"));
   function isBuffer(value) {   // the getters' brand checks read internal slots only
     try {
       // An Array is no buffer: answered without the failing brand checks below, whose
