@@ -17,21 +17,29 @@ from pathlib import Path
 from . import expectations as expectations_mod
 from .manifest import CHUNK_TYPES, CLI_GLOBALS, discover, normalize_cli_globals, select_chunk
 from .results import TestResult, default_run_info, summary_table, write_wptreport, wptreport
+from .runtime import RUNTIMES
 from .wrappers import DEFAULT_POLYFILL_URL, Settings
+
+ENGINES = ("chromium", "firefox", "webkit")
 
 TEST_CRASH_ENV = "WPT_RUNNER_ALLOW_TEST_CRASH"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m wpt_runner",
-                                     description="Run web-platform-tests against the webnn-py polyfill in headless Chromium.")
+                                     description="Run web-platform-tests against the webnn-py polyfill in a headless "
+                                                 "browser (Chromium, Firefox or WebKit).")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run tests (or --list them)")
     run.add_argument("test_paths", nargs="*", metavar="TEST_PATH",
                      help="files, folders or test URLs under the WPT root (default: webnn/)")
     run.add_argument("--wpt-root", required=True, type=Path, help="a web-platform-tests checkout (the web root)")
     run.add_argument("--report", type=Path, metavar="FILE.json", help="write a wptreport JSON (wptrunner's --log-wptreport)")
-    run.add_argument("--expectations", type=Path, metavar="FILE", help="expected statuses (JSON; see wpt_runner/README.md)")
+    run.add_argument("--browser", choices=ENGINES, default="chromium",
+                     help="the engine, through the browser layer (browsers/): chromium (the default), firefox, webkit")
+    run.add_argument("--expectations", type=Path, action="append", metavar="FILE",
+                     help="expected statuses (JSON; see wpt_runner/README.md); repeat to layer files: "
+                          "a later file's entries win (e.g. the common file, then an engine's own)")
     run.add_argument("--write-expectations", type=Path, metavar="FILE",
                      help="write this run's results as an expectations file (a baseline)")
     run.add_argument("--jobs", "-j", type=int, default=None, help="pages at once (default: CPU count, at most 4)")
@@ -54,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--polyfill-url", default=None,
                      help="load the polyfill from this URL (e.g. a `./dev serve` server) instead of serving it")
     run.add_argument("--no-polyfill", action="store_true", help="do not inject the polyfill (test the browser itself)")
+    run.add_argument("--runtime", choices=RUNTIMES, default="shipped",
+                     help="shipped: the polyfill as dist/ ships it, made from build/pyodide and js_shim/ at start "
+                          "(the default: the fastest boot); build: build/pyodide as ./dev setup leaves it")
     run.add_argument("--port", type=int, default=0, help="port for the test server (default: any free port)")
     run.add_argument("--chromium-arg", action="append", default=[], metavar="ARG", help="extra Chromium flag")
     run.add_argument("--verbose", "-v", action="count", default=0,
@@ -88,8 +99,7 @@ def run_command(args) -> int:
         return 2
     try:
         found = discover(root, args.test_paths or ["webnn/"], globals_filter)
-        expected = expectations_mod.Expectations.load(args.expectations) if args.expectations else \
-            expectations_mod.Expectations()
+        expected = expectations_mod.Expectations.load_all(args.expectations or [])
     except (ValueError, OSError) as error:
         print(f"wpt_runner: {error}", file=sys.stderr)
         return 2
@@ -117,35 +127,60 @@ def run_command(args) -> int:
 
 
 def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
+    from .layer_runner import LayerRunner
     from .runner import Runner
     from .server import WptServer, frame_init_script
 
     polyfill_url = args.polyfill_url or DEFAULT_POLYFILL_URL
+    runtime = None
     if not args.polyfill_url and not args.no_polyfill:
         from webnn_py.serve import RUNTIME_DIR
         if not (RUNTIME_DIR / "pyodide.asm.wasm").is_file():
             print(f"wpt_runner: no Pyodide runtime in {RUNTIME_DIR}: run ./dev setup first", file=sys.stderr)
             return 2
+        if args.runtime == "shipped":
+            from tools.build_dist import DistError
+            from .runtime import shipped_runtime
+            try:
+                runtime = shipped_runtime()
+            except DistError as error:
+                print(f"wpt_runner: cannot make the shipped runtime ({error}); --runtime build serves "
+                      "build/pyodide as it is", file=sys.stderr)
+                return 2
+    chromium = args.browser == "chromium"
+    if not chromium:
+        import browsers
+        missing = browsers.unavailable(args.browser)
+        if missing:
+            print(f"wpt_runner: --browser {args.browser}: {missing}", file=sys.stderr)
+            return 2
     settings = Settings(polyfill_url=polyfill_url, timeout_multiplier=args.timeout_multiplier,
-                        inject_polyfill=not args.no_polyfill)
+                        inject_polyfill=not args.no_polyfill, post_reports=not chromium)
     progress = _Progress(len(tests) * args.repeat, args.verbose, args.quiet)
     time_start = int(time.time() * 1000)
-    with WptServer(root, settings, port=args.port, log_requests=bool(os.environ.get("WPT_RUNNER_LOG_REQUESTS"))) as server:
+    with WptServer(root, settings, port=args.port, log_requests=bool(os.environ.get("WPT_RUNNER_LOG_REQUESTS")),
+                   runtime=runtime) as server:
         if not args.quiet:
-            print(f"wpt_runner: {len(tests)} tests from {root} on {server.url}, {jobs} at a time"
+            print(f"wpt_runner: {len(tests)} tests from {root} on {server.url}, {args.browser}, {jobs} at a time"
                   + (f", {len(skipped)} skipped by expectations" if skipped else ""), flush=True)
 
         def on_result(result: TestResult) -> None:
             expected.apply(result)
             progress.report(result)
 
-        frame_script = None
-        if settings.inject_polyfill:
-            absolute = urllib.parse.urljoin(server.url + "/", polyfill_url)
-            frame_script = frame_init_script(absolute, external=bool(args.polyfill_url))
-        runner = Runner(server.url, jobs=jobs, timeout_multiplier=args.timeout_multiplier,
-                        chromium_args=args.chromium_arg, allow_test_crash=bool(os.environ.get(TEST_CRASH_ENV)),
-                        on_result=on_result, frame_script=frame_script)
+        if chromium:
+            frame_script = None
+            if settings.inject_polyfill:
+                absolute = urllib.parse.urljoin(server.url + "/", polyfill_url)
+                frame_script = frame_init_script(absolute, external=bool(args.polyfill_url),
+                                                 source=runtime.entry if runtime else None)
+            runner = Runner(server.url, jobs=jobs, timeout_multiplier=args.timeout_multiplier,
+                            chromium_args=args.chromium_arg, allow_test_crash=bool(os.environ.get(TEST_CRASH_ENV)),
+                            on_result=on_result, frame_script=frame_script)
+        else:
+            # No init scripts there: frames a test makes by script get no polyfill (README).
+            runner = LayerRunner(args.browser, server.url, server.reports, jobs=jobs,
+                                 timeout_multiplier=args.timeout_multiplier, on_result=on_result)
         runs = []
         for iteration in range(args.repeat):
             if args.repeat > 1 and not args.quiet:
@@ -174,7 +209,9 @@ def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
     else:
         print("\nall results as expected")
     if args.report:
-        run_info = default_run_info(runner.browser_version, None if args.no_polyfill else polyfill_url, jobs, args.timeout_multiplier)
+        run_info = default_run_info(args.browser, runner.browser_version, None if args.no_polyfill else polyfill_url,
+                                    jobs, args.timeout_multiplier)
+        run_info["runtime"] = None if args.no_polyfill or args.polyfill_url else args.runtime
         write_wptreport(args.report, wptreport(results, time_start, time_end, run_info))
         print(f"wptreport: {args.report}")
     if args.write_expectations:

@@ -102,6 +102,25 @@ class Expectations:
                 raise ExpectationError(f"{where}: expected a status, a list or an object")
         return cls(entries)
 
+    @classmethod
+    def load_all(cls, paths: list[str | Path]) -> "Expectations":
+        """The files layered in order: a later file's entry for a key replaces the
+        earlier one's harness status and reason where it gives them, and its subtests
+        override by name; a later file's patterns are tried before an earlier one's."""
+        merged: dict[str, dict] = {}
+        for path in paths:
+            layer = cls.load(path).entries
+            for key, entry in merged.items():
+                if key not in layer:
+                    layer[key] = entry
+                    continue
+                over = layer[key]
+                layer[key] = {"status": over["status"] or entry["status"],
+                              "subtests": {**entry["subtests"], **over["subtests"]},
+                              "reason": over["reason"] or entry["reason"]}
+            merged = layer
+        return cls(merged)
+
     def _matching(self, test: str) -> list[dict]:
         exact = [self.entries[test]] if test in self.entries else []
         patterns = [v for k, v in self.entries.items() if k != test and _is_pattern(k) and fnmatch.fnmatchcase(test, k)]

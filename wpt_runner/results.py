@@ -92,9 +92,9 @@ def wptreport(results: list[TestResult], time_start_ms: int, time_end_ms: int, r
     return {"time_start": time_start_ms, "time_end": time_end_ms, "run_info": run_info, "results": entries}
 
 
-def default_run_info(browser_version: str | None, polyfill_url: str, jobs: int, multiplier: float) -> dict:
+def default_run_info(product: str, browser_version: str | None, polyfill_url: str, jobs: int, multiplier: float) -> dict:
     return {
-        "product": "chromium", "browser_version": browser_version, "headless": True,
+        "product": product, "browser_version": browser_version, "headless": True,
         "os": platform.system().lower(), "processor": platform.machine(), "python_version": platform.python_version(),
         "implementation": "webnn-py polyfill", "polyfill_url": polyfill_url,
         "timeout_multiplier": multiplier, "jobs": jobs, "debug": False,

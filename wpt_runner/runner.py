@@ -1,4 +1,5 @@
 """Drive headless Chromium through the tests: one browser, a fresh context per test, N at a time.
+(Firefox and WebKit: layer_runner.py.)
 
 A test's outcome arrives from the page's hook (assets/hook.js) through a
 Playwright binding: each subtest as it finishes, then the harness's completion.
@@ -10,6 +11,7 @@ tests that remain).
 """
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 import time
@@ -25,21 +27,21 @@ CLOSE_SECONDS = 10.0
 MAX_CONSOLE_LINES = 40
 
 
-class _PageOutcome:
-    """Collects one page's reports; `done` resolves when the test has an outcome."""
+class PageReports(abc.ABC):
+    """One page's reports from the hook (assets/hook.js): subtests as they finish,
+    then the harness's completion, which calls `finish`. How a finished outcome is
+    handed over (a future, an event) is the subclass's."""
 
     def __init__(self) -> None:
-        self.done: asyncio.Future = asyncio.get_running_loop().create_future()
         self.partial: list[SubtestResult] = []
         self.console: list[str] = []
 
+    @abc.abstractmethod
     def finish(self, status: str, message: str | None, subtests: list[SubtestResult] | None = None) -> None:
-        if not self.done.done():
-            self.done.set_result((status, message, subtests if subtests is not None else list(self.partial)))
+        """Record the test's outcome (the first one given wins); without `subtests`, those reported so far."""
 
-    def on_report(self, payload: str) -> None:
-        message = json.loads(payload)
-        if message.get("type") == "result":
+    def on_message(self, message: dict) -> None:
+        if message.get("type") == "result" and isinstance(message.get("test"), dict):
             self.partial.append(_subtest(message["test"]))
         elif message.get("type") == "complete":
             status = message.get("status") or {}
@@ -51,9 +53,24 @@ class _PageOutcome:
             self.console.append(line)
 
 
+class _PageOutcome(PageReports):
+    """`done` resolves when the test has an outcome."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.done: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    def finish(self, status: str, message: str | None, subtests: list[SubtestResult] | None = None) -> None:
+        if not self.done.done():
+            self.done.set_result((status, message, subtests if subtests is not None else list(self.partial)))
+
+    def on_report(self, payload: str) -> None:
+        self.on_message(json.loads(payload))
+
+
 def _subtest(data: dict) -> SubtestResult:
-    return SubtestResult(name=data.get("name", ""), status=subtest_status_name(data.get("status")),
-                         message=data.get("message"))
+    return SubtestResult(name=str(data.get("name", "")), status=subtest_status_name(data.get("status")),
+                         message=None if data.get("message") is None else str(data.get("message")))
 
 
 class Runner:

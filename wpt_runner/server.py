@@ -1,8 +1,10 @@
 """The HTTP server: a WPT checkout as the web root on loopback, plus the runner's own URLs.
 
   /__wpt_runner__/hook.js            the result hook every test page loads first
-  /__wpt_runner__/webnn-polyfill.js  the polyfill (from webnn_py.serve), unless --polyfill-url
-  /__wpt_runner__/pyodide/...        its runtime: the shim looks for pyodide/ beside itself
+  /__wpt_runner__/report             (POST) the hook's reports, in engines without a Playwright binding
+  /__wpt_runner__/webnn-polyfill.js  the polyfill, unless --polyfill-url
+  /__wpt_runner__/runtime-<hash>/... its runtime as dist/ ships it (runtime.py; `immutable`), or
+  /__wpt_runner__/pyodide/...        build/pyodide with --runtime build (webnn_py.serve's files)
   /<path>                            files of the checkout; when none exists, the generated
                                      wrapper that WPT would serve there (see wrappers.py)
 
@@ -19,12 +21,15 @@ import http.server
 import json
 import mimetypes
 import re
+import threading
 import urllib.parse
 from pathlib import Path
+from typing import Callable
 
-from webnn_py.serve import BackgroundServer
+from webnn_py.serve import IMMUTABLE, BackgroundServer
 
 from . import wrappers
+from .runtime import ShippedRuntime
 
 ASSETS = Path(__file__).parent / "assets"
 _TYPES = {".js": "text/javascript; charset=utf-8", ".mjs": "text/javascript; charset=utf-8",
@@ -52,7 +57,7 @@ def _polyfill_source() -> bytes:
     return polyfill_source()
 
 
-def frame_init_script(polyfill_url: str, external: bool) -> str:
+def frame_init_script(polyfill_url: str, external: bool, source: bytes | None = None) -> str:
     """A browser-context init script giving the polyfill to the frames a test makes by
     script (`about:blank`, `about:srcdoc`): they are windows too, and with a native WebNN
     `iframe.contentWindow.navigator.ml` exists as soon as the frame does (WPT's
@@ -60,14 +65,14 @@ def frame_init_script(polyfill_url: str, external: bool) -> str:
     Chromium runs init scripts in them synchronously, before the test's next statement.
     `polyfill_url` must be absolute: an about:blank frame has no URL of its own for the
     shim to find its runtime from. `external`: the source is fetched from that URL
-    (--polyfill-url) rather than taken from webnn_py. `lazy` keeps a frame that never
+    (--polyfill-url) rather than `source` (the served entry script) or webnn_py's. `lazy` keeps a frame that never
     calls createContext() from booting Python."""
     if external:
         import urllib.request
         with urllib.request.urlopen(polyfill_url, timeout=30) as response:
             source = response.read().decode("utf-8")
     else:
-        source = _polyfill_source().decode("utf-8")
+        source = (source or _polyfill_source()).decode("utf-8")
     config = json.dumps({"baseURL": polyfill_url, "lazy": True})
     return ("(function () {\n"
             "  if (self === self.top || !/^about:(blank|srcdoc)$/.test(location.href)) return;\n"
@@ -94,10 +99,43 @@ def parse_headers_file(path: Path) -> list[tuple[str, str]]:
 REWRITES = {"/resources/WebIDLParser.js": "/resources/webidl2/lib/webidl2.js"}
 
 
+class ReportBoard:
+    """Where the hook's POSTed reports go (`/__wpt_runner__/report`, Firefox and WebKit):
+    the runner registers a listener per test URL while that test runs; a report
+    for a page nobody waits for (a test that already finished) is dropped."""
+
+    def __init__(self) -> None:
+        self._listeners: dict[str, Callable[[dict], None]] = {}
+        self._lock = threading.Lock()
+
+    def listen(self, page: str, listener: Callable[[dict], None]) -> None:
+        with self._lock:
+            self._listeners[page] = listener
+
+    def forget(self, page: str) -> None:
+        with self._lock:
+            self._listeners.pop(page, None)
+
+    def deliver(self, body: bytes) -> bool:
+        try:
+            report = json.loads(body)
+            page, message = report["page"], report["message"]
+        except (ValueError, KeyError, TypeError):
+            return False
+        with self._lock:
+            listener = self._listeners.get(page) if isinstance(page, str) else None
+        if listener is None or not isinstance(message, dict):
+            return False
+        listener(message)
+        return True
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"   # keep-alive: a page fetches dozens of files
     root: Path = Path(".")
+    reports: ReportBoard = ReportBoard()
     settings: wrappers.Settings = wrappers.Settings()
+    runtime: ShippedRuntime | None = None     # None: the sources and build/pyodide
     log_requests: bool = False
     server_version = "wpt_runner"
 
@@ -141,9 +179,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_HEAD = do_GET
 
     def do_POST(self) -> None:  # noqa: N802
-        # Some tests POST to echo handlers WPT implements in Python; we have none.
         length = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(length)
+        body = self.rfile.read(length)
+        if urllib.parse.urlsplit(self.path).path == wrappers.REPORT_URL:
+            delivered = self.reports.deliver(body)
+            self._send(204 if delivered else 404, b"", "text/plain; charset=utf-8")
+            return
+        # Some tests POST to echo handlers WPT implements in Python; we have none.
         self._send(405, b"wpt_runner serves static files only\n", "text/plain; charset=utf-8")
 
     # ---- the runner's own files -----------------------------------------------------------
@@ -152,7 +194,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if name == "hook.js":
             self._send(200, (ASSETS / "hook.js").read_bytes(), _TYPES[".js"])
         elif name == "webnn-polyfill.js":
-            self._send(200, _polyfill_source(), _TYPES[".js"])
+            self._send(200, self.runtime.entry if self.runtime else _polyfill_source(), _TYPES[".js"])
+        elif self.runtime and name.startswith(self.runtime.folder + "/"):
+            body = self.runtime.files.get(name[len(self.runtime.folder) + 1:])
+            if body is None:
+                self._send(404, b"not found\n", "text/plain")
+            else:
+                # The folder's name is the hash of its content: the file can never change.
+                self._send(200, body, content_type(Path(name)), cache=IMMUTABLE)
         elif name == "worker-globals.js":
             self._send(200, wrappers.worker_globals_module(query), _TYPES[".js"])
         elif name.startswith("pyodide/"):
@@ -162,7 +211,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self._send(404, b"not found\n", "text/plain")
                 return
             body = _cached_runtime_file(str(target), target.stat().st_mtime)
-            self._send(200, body, content_type(target), cache=True)
+            self._send(200, body, content_type(target), cache="max-age=3600")
         else:
             self._send(404, b"not found\n", "text/plain")
 
@@ -214,12 +263,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return b'import "' + url + b'";\n' + body
         return b'importScripts("' + url + b'");\n' + body
 
-    def _send(self, code: int, body: bytes, kind: str, cache: bool = False,
+    def _send(self, code: int, body: bytes, kind: str, cache: str = "no-cache",
               extra: list[tuple[str, str]] | None = None) -> None:
         self.send_response(code)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "max-age=3600" if cache else "no-cache")
+        self.send_header("Cache-Control", cache)
         # The polyfill may be loaded by pages of another origin (an external --polyfill-url setup).
         self.send_header("Access-Control-Allow-Origin", "*")
         self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
@@ -246,7 +295,10 @@ class _Server(http.server.ThreadingHTTPServer):
 class WptServer(BackgroundServer):
     """The checkout on 127.0.0.1 in a background thread."""
 
-    def __init__(self, root: str | Path, settings: wrappers.Settings, port: int = 0, log_requests: bool = False):
+    def __init__(self, root: str | Path, settings: wrappers.Settings, port: int = 0, log_requests: bool = False,
+                 runtime: ShippedRuntime | None = None):
+        self.reports = ReportBoard()
         handler = type("BoundHandler", (Handler,), {"root": Path(root).resolve(), "settings": settings,
-                                                    "log_requests": log_requests})
+                                                    "log_requests": log_requests, "reports": self.reports,
+                                                    "runtime": runtime})
         super().__init__(_Server(("127.0.0.1", port), handler), thread_name="wpt-server")

@@ -17,6 +17,7 @@ from .meta import Meta, parse_js_meta
 
 ASSET_PREFIX = "/__wpt_runner__/"
 HOOK_URL = ASSET_PREFIX + "hook.js"
+REPORT_URL = ASSET_PREFIX + "report"
 DEFAULT_POLYFILL_URL = ASSET_PREFIX + "webnn-polyfill.js"
 
 # Request path suffix -> (source suffix that replaces it, what to generate).
@@ -41,9 +42,12 @@ class Settings:
     polyfill_url: str = DEFAULT_POLYFILL_URL
     timeout_multiplier: float = 1.0
     inject_polyfill: bool = True
+    # The hook posts its reports to REPORT_URL (engines without a Playwright binding).
+    post_reports: bool = False
 
-    def hook_url(self) -> str:
-        return f"{HOOK_URL}?timeout_multiplier={self.timeout_multiplier:g}"
+    def hook_url(self, worker_wrapper: bool = False) -> str:
+        return (f"{HOOK_URL}?timeout_multiplier={self.timeout_multiplier:g}" + ("&report=post" if self.post_reports else "")
+                + ("&worker_wrapper=1" if worker_wrapper else ""))
 
 
 def _js(value: str) -> str:
@@ -93,14 +97,14 @@ def generate(path: str, root: Path, settings: Settings) -> tuple[bytes, str] | N
     return _worker_page(meta, settings, kind, worker_script), "text/html; charset=utf-8"
 
 
-def _head(meta: Meta, settings: Settings) -> list[str]:
+def _head(meta: Meta, settings: Settings, worker_wrapper: bool = False) -> list[str]:
     lines = ["<!doctype html>", "<meta charset=utf-8>"]
     if meta.timeout == "long":
         # Before testharness.js: the harness reads its timeout when it loads.
         lines.append('<meta name="timeout" content="long">')
     if meta.title:
         lines.append(f"<title>{html.escape(meta.title)}</title>")
-    lines.append(f'<script src="{_attr(settings.hook_url())}"></script>')
+    lines.append(f'<script src="{_attr(settings.hook_url(worker_wrapper))}"></script>')
     return lines
 
 
@@ -127,7 +131,7 @@ def _worker_page(meta: Meta, settings: Settings, scope: str, worker_script: str)
     # that would be a second Python runtime for nothing. The worker does. A dedicated
     # worker takes its creator's "webnn" policy from the polyfill in the page, so the
     # page loads it lazily (README "Security model").
-    lines = _head(meta, settings)
+    lines = _head(meta, settings, worker_wrapper=True)
     if settings.inject_polyfill and scope.startswith("dedicatedworker"):
         lines += ["<script>self.webnnPolyfillConfig = {lazy: true};</script>",
                   f'<script src="{_attr(settings.polyfill_url)}"></script>']

@@ -19,6 +19,7 @@ from wpt_runner.results import SubtestResult, TestResult
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
+MAIN_MULTIPLIER = 3
 
 
 def cli(*args, env=None, **popen):
@@ -38,7 +39,7 @@ def runs(wpt_root, tmp_path_factory, pyodide_runtime):
     timeouts = cli("--wpt-root", wpt_root, "timeouts/", "--no-polyfill", "--timeout-multiplier", "0.2", "--jobs", "4",
                    "--report", out / "timeouts.json", "--write-expectations", out / "baseline.json",
                    env={"WPT_RUNNER_ALLOW_TEST_CRASH": "1"})
-    main = cli("--wpt-root", wpt_root, "runner/", "webnn/", "--jobs", "2", "--timeout-multiplier", "3",
+    main = cli("--wpt-root", wpt_root, "runner/", "webnn/", "setup_errors/", "--jobs", "2", "--timeout-multiplier", MAIN_MULTIPLIER,
                "--expectations", HERE / "expectations.json", "--report", out / "main.json", "-v")
     results = {}
     for name, process in (("main", main), ("timeouts", timeouts)):
@@ -138,6 +139,19 @@ def test_subtest_and_harness_statuses(runs):
     assert error["status"] == "ERROR" and "uncaught on purpose" in error["message"]
     assert subtests(error) == {"ran before the error": "PASS", "never started": "NOTRUN"}
     assert results["/runner/harness_precondition.window.html"]["status"] == "PRECONDITION_FAILED"
+
+
+def test_setup_failure_ends_every_page_at_once(runs):
+    # promise_setup rejects: in a window testharness.js finishes at once; a worker's
+    # window side used to wait out the long timeout for the tests the worker never
+    # started. Every page now reports the same thing, well inside that timeout.
+    results = by_test(runs["main"]["report"])
+    long_timeout_ms = 60_000 * MAIN_MULTIPLIER
+    for suffix in ("", ".worker", ".sharedworker", ".serviceworker"):
+        result = results[f"/setup_errors/setup_rejects.any{suffix}.html"]
+        assert result["status"] == "ERROR" and "setup rejects on purpose" in result["message"], show(result)
+        assert subtests(result) == {"never runs: its setup rejected": "NOTRUN"}, show(result)
+        assert result["duration"] < long_timeout_ms, show(result)
 
 
 def test_skip_expectation_keeps_a_test_from_running(runs):

@@ -171,3 +171,60 @@ def test_summary_table():
     assert lines[2].split() == ["/x/", "1", "1", "0", "0", "0", "0", "1", "1", "0", "0"]
     assert lines[3].split()[:6] == ["/x/y/", "1", "0", "0", "0", "1"]
     assert lines[4].split()[0] == "total"
+
+
+def test_expectation_files_layer_in_order(tmp_path):
+    # The common file, then an engine's own: its entries win key by key, subtest by subtest.
+    common, engine = tmp_path / "common.json", tmp_path / "engine.json"
+    common.write_text(json.dumps({"/a.html": {"status": "OK", "subtests": {"s1": "FAIL", "s2": "FAIL"}},
+                                  "/p/*": "ERROR", "/b.html": "TIMEOUT"}))
+    engine.write_text(json.dumps({"/a.html": {"subtests": {"s2": "PASS", "s3": "NOTRUN"}}, "/p/x*": "CRASH"}))
+    exp = expectations.Expectations.load_all([common, engine])
+    assert exp.test_status("/a.html") == ["OK"] and exp.test_status("/b.html") == ["TIMEOUT"]
+    assert [exp.subtest_status("/a.html", s) for s in ("s1", "s2", "s3")] == [["FAIL"], ["PASS"], ["NOTRUN"]]
+    assert exp.test_status("/p/x.html") == ["CRASH"] and exp.test_status("/p/y.html") == ["ERROR"]
+    assert expectations.Expectations.load_all([]).test_status("/a.html") == ["OK"]
+
+
+def test_report_board_routes_posted_reports_by_page(tree):
+    # Firefox and WebKit pages POST their reports; only a page the runner waits for is heard.
+    heard = []
+    with WptServer(tree, wrappers.Settings(polyfill_url="/p.js", post_reports=True)) as server:
+        page, _ = fetch(server.url + "/d/x.any.worker.html")
+        assert "hook.js?timeout_multiplier=1&amp;report=post&amp;worker_wrapper=1" in page
+        assert "worker_wrapper" not in fetch(server.url + "/d/x.any.html")[0]
+
+        def post(body):
+            request = urllib.request.Request(server.url + wrappers.REPORT_URL, data=body, method="POST")
+            try:
+                with urllib.request.urlopen(request) as response:
+                    return response.status
+            except urllib.error.HTTPError as error:
+                return error.code
+
+        server.reports.listen("/d/x.any.html?cpu", heard.append)
+        message = {"type": "result", "test": {"name": "s", "status": 0}}
+        assert post(json.dumps({"page": "/d/x.any.html?cpu", "message": message}).encode()) == 204
+        assert post(json.dumps({"page": "/d/x.any.html?gpu", "message": message}).encode()) == 404
+        assert post(b"not json") == 404 and post(b'{"page": 1, "message": {}}') == 404
+        server.reports.forget("/d/x.any.html?cpu")
+        assert post(json.dumps({"page": "/d/x.any.html?cpu", "message": message}).encode()) == 404
+    assert heard == [message]
+
+
+def test_shipped_runtime_is_served_immutable_under_its_hash(tree):
+    # Content-hashed folder: every file `immutable` (one fetch per browser profile and run);
+    # the entry script that names the folder is revalidated; nothing else is served there.
+    from wpt_runner.runtime import ShippedRuntime
+
+    runtime = ShippedRuntime(entry=b"// entry naming runtime-0123/\n", folder="runtime-0123",
+                             files={"pyodide.asm.wasm": b"\0asm", "runtime-config.json": b"{}"})
+    with WptServer(tree, wrappers.Settings(), runtime=runtime) as server:
+        body, headers = fetch(server.url + "/__wpt_runner__/webnn-polyfill.js")
+        assert body == runtime.entry.decode() and headers["Cache-Control"] == "no-cache"
+        body, headers = fetch(server.url + "/__wpt_runner__/runtime-0123/pyodide.asm.wasm")
+        assert body == "\0asm" and headers["Content-Type"] == "application/wasm"
+        assert headers["Cache-Control"] == "public, max-age=31536000, immutable"
+        for missing in ("/__wpt_runner__/runtime-0123/other.js", "/__wpt_runner__/runtime-9999/pyodide.asm.wasm"):
+            with pytest.raises(urllib.error.HTTPError):
+                fetch(server.url + missing)
