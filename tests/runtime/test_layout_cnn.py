@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 from tests.portable.expect import assert_close
-from tests.runtime.test_compiler import build, kinds, t64
+from tests.runtime.test_compiler import assert_same_bits, build, kinds, t64
+from webnn_py.runtime.compiler import fusion
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 
-def test_squeeze_excitation_block_stays_channels_last():
+def test_squeeze_excitation_block_stays_channels_last(monkeypatch):
     rng = np.random.default_rng(5)
     c, s = 16, 4
     x = rng.standard_normal((1, c, 9, 9)).astype(np.float32)
@@ -30,11 +31,18 @@ def test_squeeze_excitation_block_stays_channels_last():
     plan, _ = build(make, {"x": x}, w)
     names = kinds(plan)
     assert names.count("transpose") == 2 and names[0] == names[-1] == "transpose", names
-    assert "mul" in names and "conv2d+hardSigmoid" in names, names
+    # The block's pooled vector and its 1x1 convolutions run inside the scaling step (fusion.py
+    # _chain_small_steps): one step for the whole squeeze-excitation.
+    assert "averagePool2d+conv2d+relu+conv2d+hardSigmoid+mul" in names, names
     tw = {k: t64(v) for k, v in w.items()}
     y = F.hardswish(F.conv2d(t64(x), tw["dw"], groups=c, padding=1))
     scale = F.hardsigmoid(F.conv2d(F.relu(F.conv2d(y.mean((2, 3), keepdim=True), tw["f1"], tw["b1"])), tw["f2"], tw["b2"]))
     assert_close(plan.execute({"x": x})["y"], F.conv2d(y * scale, tw["pw"]).numpy(), atol=1e-4, what="SE block")
+    # The same kernels run, only inside one step: bit for bit the plan with a step each.
+    monkeypatch.setattr(fusion, "_CHAIN_KINDS", set())
+    separate, _ = build(make, {"x": x}, w)
+    assert "mul" in kinds(separate) and "conv2d+hardSigmoid" in kinds(separate)
+    assert_same_bits(plan.execute({"x": x})["y"], separate.execute({"x": x})["y"])
 
 
 def test_fire_module_concat_stays_channels_last():

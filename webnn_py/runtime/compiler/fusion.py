@@ -88,7 +88,112 @@ def fuse(units: list[Unit], outputs: Mapping[str, Value], constant_of: Callable)
         result.append(unit)
         for value in unit.outputs:
             producer_at[id(value)] = len(result) - 1
-    return [unit for unit in result if unit is not None]
+    units = [unit for unit in result if unit is not None]
+    return _chain_small_steps(_absorb_input_reshapes(units, graph_outputs), graph_outputs)
+
+
+# A step's result that is a vector of at most this many elements (one axis longer than 1),
+# read once, is passed on inside a merged step.
+SMALL_VALUE = 4096
+
+
+# The steps whose small result is passed on: a pooling, a convolution, a product (the
+# pieces of a squeeze-excitation block and of a classifier head).
+_CHAIN_KINDS = {"averagePool2d", "conv2d", "gemm", "matmul"}
+
+
+def _is_small_vector(value: Value) -> bool:
+    shape = value.descriptor.shape
+    return value.descriptor.element_count <= SMALL_VALUE and sum(d > 1 for d in shape) <= 1
+
+
+def _absorb_input_reshapes(units: list[Unit], graph_outputs) -> list[Unit]:
+    """Each reshape step whose result one other step alone reads disappears: that step
+    reads the reshape's operand and re-views it itself (free for the contiguous arrays the
+    steps pass; numpy copies otherwise, as the reshape step would have). One step fewer in
+    every dispatch's walk (ORT's graphs put a reshape before and after each 2-D gemm)."""
+    reads = _reads(units)
+    producer_of = {id(v): unit for unit in units for v in unit.outputs}
+    gone: set[int] = set()
+    for unit in units:
+        for position, value in enumerate(unit.inputs):
+            reshape = producer_of.get(id(value)) if value is not None else None
+            if (reshape is None or len(reshape.nodes) != 1 or reshape.kind != "reshape" or reshape is unit
+                    or reads.get(id(value)) != 1 or id(value) in graph_outputs):
+                continue
+            unit.kernel = _reshaping_input(unit, position, value.descriptor.shape)
+            unit.inputs[position] = reshape.inputs[0]
+            unit.nodes = reshape.nodes + unit.nodes
+            gone.add(id(reshape))
+    return [unit for unit in units if id(unit) not in gone]
+
+
+def _reshaping_input(unit: Unit, position: int, shape: tuple) -> Callable:
+    """unit's kernel with its operand `position` re-viewed as `shape` first, called with the
+    attributes and descriptors the plan gives the unit's own first node."""
+    kernel, attributes, descriptors = unit.kernel, unit.nodes[0].attributes, [v.descriptor for v in unit.outputs]
+
+    def reshaped(inputs, _attributes, _outputs, **out):
+        inputs = list(inputs)
+        inputs[position] = inputs[position].reshape(shape)
+        return kernel(inputs, attributes, descriptors, **out)
+    for flag in ("writes_into", "rows_out", "strided_out"):
+        if getattr(kernel, flag, False):
+            setattr(reshaped, flag, True)
+    return reshaped
+
+
+def _chain_small_steps(units: list[Unit], graph_outputs) -> list[Unit]:
+    """A step whose result is a small vector (SMALL_VALUE elements at most: a
+    squeeze-excitation's pooled channels [1, 1, 1, C] and its two 1x1 convolutions on them,
+    a classifier head's [1, N]), read by one later step alone and
+    no graph output, runs inside that later step: the kernels are the same, called one
+    after the other with the value passed on, and the walk has one step fewer (a
+    squeeze-excitation block becomes one step instead of four)."""
+    reads = _reads(units)
+    consumer_of: dict[int, Unit] = {}
+    for unit in units:
+        for value in unit.inputs:
+            if value is not None:
+                consumer_of[id(value)] = unit
+    merged_into: dict[int, Unit] = {}          # id(unit) -> the unit that now runs it
+    result: list[Unit] = []
+    for unit in units:
+        current = merged_into.pop(id(unit), unit)          # with the steps already merged into it
+        if (len(unit.outputs) == 1 and _is_small_vector(unit.outputs[0])
+                and reads.get(id(unit.outputs[0])) == 1 and id(unit.outputs[0]) not in graph_outputs
+                and any(node.kind in _CHAIN_KINDS for node in current.nodes) and id(unit.outputs[0]) in consumer_of):
+            consumer = consumer_of[id(unit.outputs[0])]
+            merged_into[id(consumer)] = _prefixed(current, merged_into.get(id(consumer), consumer))
+            continue
+        result.append(current)
+    return result
+
+
+def _prefixed(first: Unit, then: Unit) -> Unit:
+    """One unit running `first`, then `then` (which may already carry earlier steps) with
+    first's result in place of the operand it reads."""
+    position = next(i for i, v in enumerate(then.inputs) if v is first.outputs[0])
+    count = len(first.inputs)
+    run_first, run_then = first.kernel, then.kernel
+    first_descriptors = [v.descriptor for v in first.outputs]
+    # What the plan would give each: its first node's attributes, its outputs' descriptors.
+    first_attributes, then_attributes = first.nodes[0].attributes, then.nodes[0].attributes
+    then_descriptors = [v.descriptor for v in then.outputs]
+
+    def kernel(inputs, _attributes, _outputs, **out):
+        value = run_first(inputs[:count], first_attributes, first_descriptors)[0]
+        rest = list(inputs[count:])
+        rest.insert(position, value)
+        return run_then(rest, then_attributes, then_descriptors, **out)
+    if getattr(run_then, "writes_into", False):
+        kernel.writes_into = True
+    merged = Unit(first.nodes[0], kernel)
+    merged.kind = then.kind
+    merged.nodes = first.nodes + then.nodes
+    merged.inputs = list(first.inputs) + [v for i, v in enumerate(then.inputs) if i != position]
+    merged.outputs = list(then.outputs)
+    return merged
 
 
 def _reads(units: list[Unit]) -> dict[int, int]:
