@@ -2,8 +2,8 @@
 
 A long graph (a chain of matmuls) and a long `loop` run through navigator.ml
 in a window while the page's setInterval and requestAnimationFrame callbacks
-keep firing and a real click (Playwright input) is handled before the result
-arrives. The same runs with cooperative dispatch turned off (timeSlice: 0)
+keep firing and a real click (the engine's input automation: browsers' Page.click)
+is handled before the result arrives. In Chromium, Firefox and WebKit. The same runs with cooperative dispatch turned off (timeSlice: 0)
 freeze the page, which shows the measurement can tell the two apart. Results
 are compared with hand-computed values.
 
@@ -34,12 +34,32 @@ def _matmul_expected():
 
 
 @pytest.fixture(scope="module")
-def browser(pyodide_runtime):
+def pages(browser):
+    """open(query): responsive.html`query` in `browser`, booted. Tests with the same query
+    share one page (a boot takes 3-30 s; each run is measured between its own marks and
+    the page's messages are cleared before it), and only one tab is open at a time:
+    engines throttle timers and animation frames in background tabs."""
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
 
-    with PolyfillServer(root=PAGES) as server, launch_chromium() as context:
-        yield server, context
+    current = {}
+
+    def open_page(query: str):
+        if current.get("query") != query:
+            if "page" in current:
+                current.pop("page").close()
+            current["page"] = browser.new_page()
+            current["page"].goto(f"{server.url}/responsive.html{query}")
+            current["page"].evaluate("window.ready")
+            current["query"] = query
+        page = current["page"]
+        page.errors.clear()
+        page.console.clear()
+        return page
+
+    with PolyfillServer(root=PAGES) as server:
+        yield open_page
+        if "page" in current:
+            current["page"].close()
 
 
 def _assert_responsive(facts):
@@ -50,36 +70,35 @@ def _assert_responsive(facts):
     assert facts["ticks"] >= 3, facts                       # setInterval(10 ms) kept firing meanwhile
 
 
-def _run(browser, query, kind, a, b, click=True):
-    server, context = browser
-    page = context.new_page()
-    console = []
-    # The browser's own request for /favicon.ico (a 404) is not ours.
-    page.on("console", lambda m: "favicon.ico" in m.location.get("url", "") or console.append((m.type, m.text)))
-    page.on("pageerror", lambda e: console.append(("error", str(e))))
-    try:
-        page.goto(f"{server.url}/responsive.html{query}")
-        page.evaluate("window.ready")
-        page.evaluate(f"() => {{ window.run = longRun({kind!r}, {a}, {b}); }}")
-        page.wait_for_function("window.runsStarted === 1", polling=5)
-        if click:
-            page.click("#b")
-        facts = page.evaluate("window.run")
-        print(f"{kind}{query}: " + "{ms:.0f} ms, {ticks} ticks, gaps: p90 {p90GapMs:.1f} ms, max {maxGapMs:.1f} ms, {frames} frames, "
-              "{clicksDuringRun} clicks"
-              .format(**facts))
-    finally:
-        page.close()
-    return facts, console
+def _errors(page):
+    return page.errors + [m.text for m in page.console if m.level == "error"]
 
 
-# The default (scheduler.postTask), and Pyodide's postMessage tasks (browsers without scheduler).
-@pytest.mark.parametrize("query", ["", "?post=pyodide"])
-def test_matmul_chain_keeps_the_page_responsive(browser, query):
-    facts, console = _run(browser, query, "matmul", N, STEPS)
+def _run(pages, query, kind, a, b, click=True):
+    """One long run on responsive.html`query`; its facts and the page's error messages."""
+    page = pages(query)
+    page.evaluate(f"(window.runsStarted = 0, window.run = longRun({kind!r}, {a}, {b}), null)")
+    page.wait_for("window.runsStarted === 1")
+    if click:
+        page.click("#b")
+    facts = page.evaluate("window.run")
+    print(f"{kind}{query}: " + "{ms:.0f} ms, {ticks} ticks, gaps: p90 {p90GapMs:.1f} ms, max {maxGapMs:.1f} ms, "
+          "{frames} frames, {clicksDuringRun} clicks".format(**facts))
+    return facts, _errors(page)
+
+
+def _assert_matmul_result(facts):
     expected = _matmul_expected()
     assert facts["length"] == N * N
     assert facts["head"] == expected[:8].tolist() and facts["tail"] == expected[-8:].tolist()
+
+
+# The default (scheduler.postTask where the engine has it), and Pyodide's postMessage
+# tasks (the fallback, which WebKit's default takes too).
+@pytest.mark.parametrize("query", ["", "?post=pyodide"])
+def test_matmul_chain_keeps_the_page_responsive(pages, query):
+    facts, errors = _run(pages, query, "matmul", N, STEPS)
+    _assert_matmul_result(facts)
     assert facts["ms"] > 300, facts                       # long enough for the ratios to mean something
     # dispatch() holds its caller for one slice at most (runtime/timeline.py), a small part
     # of the run; running the dispatch through would take all of it.
@@ -87,56 +106,32 @@ def test_matmul_chain_keeps_the_page_responsive(browser, query):
     _assert_responsive(facts)
     assert facts["frames"] >= 3, facts
     assert facts["clicksDuringRun"] == 1, facts
-    assert not [text for kind, text in console if kind == "error"]
+    assert not errors
 
 
-def test_long_loop_keeps_the_page_responsive(browser):
-    facts, console = _run(browser, "", "loop", TRIP, 10**6)
+def test_long_loop_keeps_the_page_responsive(pages):
+    facts, errors = _run(pages, "", "loop", TRIP, 10**6)
     assert facts["head"] == [5 + TRIP, -7 + TRIP]
     assert facts["ms"] > 300, facts
     _assert_responsive(facts)
     assert facts["clicksDuringRun"] == 1, facts
-    assert not [text for kind, text in console if kind == "error"]
+    assert not errors
 
 
-def test_runaway_loop_stays_responsive_then_fails_with_operation_error(browser):
-    facts, console = _run(browser, "", "loop", -1, TRIP)
+def test_runaway_loop_stays_responsive_then_fails_with_operation_error(pages):
+    facts, errors = _run(pages, "", "loop", -1, TRIP)
     assert facts["head"] == [42, 42]                        # outputs keep their previous contents
     assert facts["ms"] > 300, facts
     _assert_responsive(facts)
     assert facts["clicksDuringRun"] == 1, facts
-    errors = [text for kind, text in console if kind == "error"]
-    assert len(errors) == 1, console
+    assert len(errors) == 1, errors
     assert "dispatch failed" in errors[0] and "OperationError" in errors[0]
     assert f"maxIterations ({TRIP})" in errors[0]
 
 
-@pytest.mark.parametrize("kind,a,b", [("matmul", N, STEPS), ("loop", TRIP, 10**6)])
-def test_without_time_slices_the_page_freezes_and_results_are_the_same(browser, kind, a, b):
-    facts, _ = _run(browser, "?slice=0", kind, a, b)
-    if kind == "matmul":
-        expected = _matmul_expected()
-        assert facts["head"] == expected[:8].tolist() and facts["tail"] == expected[-8:].tolist()
-    else:
-        assert facts["head"] == [5 + TRIP, -7 + TRIP]
-    # One task for the whole dispatch: no timer, frame or click in between, so the
-    # ratio _assert_responsive requires fails here.
-    assert facts["maxGapMs"] > 0.5 * facts["ms"], facts
-    assert facts["clicksDuringRun"] == 0, facts
-
-
-def test_destroying_the_context_during_a_long_dispatch_abandons_it(browser):
-    server, context = browser
-    page = context.new_page()
-    errors = []
-    page.on("console", lambda m: m.type == "error" and "favicon.ico" not in m.location.get("url", "")
-            and errors.append(m.text))
-    try:
-        page.goto(f"{server.url}/responsive.html")
-        page.evaluate("window.ready")
-        facts = page.evaluate("destroyMidRun(10 ** 6, 150)")      # a loop far longer than 150 ms
-    finally:
-        page.close()
+def test_destroying_the_context_during_a_long_dispatch_abandons_it(pages):
+    page = pages("")
+    facts = page.evaluate("destroyMidRun(10 ** 6, 150)")      # a loop far longer than 150 ms
     # The page's timer ran during the dispatch: the read queued behind it was still
     # pending when the timer destroyed the context, and is aborted.
     assert facts["read"] == "InvalidStateError"
@@ -146,10 +141,10 @@ def test_destroying_the_context_during_a_long_dispatch_abandons_it(browser):
     assert facts["settledMs"] < 3 * facts["timerFiredMs"], facts
     assert facts["dispatchAfterLoss"] == "InvalidStateError"   # its graph was destroyed with the context
     assert facts["afterwards"] == [8, -4]
-    assert not errors
+    assert not _errors(page)
 
 
-QUEUED_DISPATCHES = """async ({n, steps, calls}) => {
+QUEUED_DISPATCHES = """(async ({n, steps, calls}) => {
   const ctx = await navigator.ml.createContext();
   const {graph, desc, inputs} = await matmulChain(ctx, n, steps);
   const x = await ctx.createTensor({...desc, writable: true});
@@ -161,23 +156,30 @@ QUEUED_DISPATCHES = """async ({n, steps, calls}) => {
   const callsMs = performance.now() - start;
   const result = new Float32Array(await ctx.readTensor(out));
   return {callsMs, ms: performance.now() - start, head: Array.from(result.slice(0, 4))};
-}"""
+})({n: 256, steps: 20, calls: 30})"""
 
 
-def test_queued_dispatches_do_not_hold_the_caller(browser):
+def test_queued_dispatches_do_not_hold_the_caller(pages):
     """Issue 19, item 8: 30 dispatch() calls in a row, each of a graph longer than a slice,
     took nearly all of their run time inside the calling task; now the calls together hold
     it for one slice, a small part of the run (runtime/timeline.py; the step count is
     checked exactly in tests/portable/test_dispatch_budget.py)."""
-    server, context = browser
-    page = context.new_page()
-    try:
-        page.goto(f"{server.url}/responsive.html")
-        page.evaluate("window.ready")
-        facts = page.evaluate(QUEUED_DISPATCHES, {"n": 256, "steps": 20, "calls": 30})
-    finally:
-        page.close()
+    facts = pages("").evaluate(QUEUED_DISPATCHES)
     print(f"30 dispatches: calls {facts['callsMs']:.1f} ms of {facts['ms']:.0f} ms")
     x = (np.arange(256 * 256) % 1000).astype(np.float32).reshape(256, 256)
     assert facts["head"] == x[0, (np.arange(4) - 20) % 256].tolist()
     assert facts["callsMs"] < 0.2 * facts["ms"], facts
+
+
+# Last: the freeze needs pages of its own (?slice=0).
+@pytest.mark.parametrize("kind,a,b", [("matmul", N, STEPS), ("loop", TRIP, 10**6)])
+def test_without_time_slices_the_page_freezes_and_results_are_the_same(pages, kind, a, b):
+    facts, _ = _run(pages, "?slice=0", kind, a, b)
+    if kind == "matmul":
+        _assert_matmul_result(facts)
+    else:
+        assert facts["head"] == [5 + TRIP, -7 + TRIP]
+    # One task for the whole dispatch: no timer, frame or click in between, so the
+    # ratio _assert_responsive requires fails here.
+    assert facts["maxGapMs"] > 0.5 * facts["ms"], facts
+    assert facts["clicksDuringRun"] == 0, facts
