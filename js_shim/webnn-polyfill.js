@@ -38,7 +38,9 @@
   // page-replaceable Array.prototype[Symbol.iterator].
   const { apply, construct, defineProperty, getOwnPropertyDescriptor, getPrototypeOf, setPrototypeOf, ownKeys } = Reflect;
   const reflectGet = Reflect.get;
-  const uncurry = (fn) => (self, ...args) => apply(fn, self, args);
+  // uncurry(f)(self, ...args) is f.call(self, ...args) through the original `call`, bound
+  // once: no rest array and no Reflect.apply per call (the shim's hot paths use these).
+  const uncurry = Function.prototype.bind.bind(Function.prototype.call);
   const ObjectCreate = Object.create, ObjectFreeze = Object.freeze, ObjectIsFrozen = Object.isFrozen;
   const ArrayIsArray = Array.isArray;
   const arraySlice = uncurry(Array.prototype.slice), arrayMap = uncurry(Array.prototype.map);
@@ -171,7 +173,7 @@
   // runtime) reach it only through a port whose operations are API calls on branded
   // wrappers (see "sharing the runtime with same-origin frames" below).
 
-  let bridge = null;       // webnn_py.browser.bridge, once booted
+  let bridge = null;       // webnn_py.browser.bridge's functions (and its ML), once booted
   let bootPromise = null;
 
   // Resolves with undefined: what a page could intercept on the way must not be the bridge.
@@ -217,9 +219,12 @@
     const loaded = pyodide.pyimport("webnn_py.browser.bridge");
     mark("import");
     loaded.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask(),
-                   config.strictBufferTypes === true, Float16ArrayCtor || Uint16ArrayCtor);
+                   config.strictBufferTypes === true, Float16ArrayCtor || Uint16ArrayCtor, wrapperProxyOf);
     PyProxy = pyodide.ffi.PyProxy;
-    bridge = loaded;
+    // The bridge's functions, each looked up once: a PyProxy attribute read is a call
+    // into Python (and a new proxy) on every use.
+    bridge = { __proto__: null, ml: loaded.ml, construct: loaded.construct, invoke: loaded.invoke, get: loaded.get,
+               settle: loaded.settle };
     for (let i = 0; i < pendingML.length; i++) pendingML[i].proxy = bridge.ml;
     pendingML.length = 0;
     mark("ready");
@@ -346,8 +351,8 @@
   // a JS function with Python objects as arguments, ...). So that a page's replacement
   // neither breaks it nor is handed a Python object, every entry into the runtime (an API
   // call, a scheduled slice, a settled promise) swaps the originals captured at load back
-  // in for its duration, and the page's own versions back out after: a property
-  // comparison each when nothing was replaced. Not swapped: what WebIDL conversions call
+  // in for its duration, and the page's own versions back out after: one compiled
+  // comparison of them all when nothing was replaced. Not swapped: what WebIDL conversions call
   // observably in native implementations too (@@iterator and iterators' next, valueOf,
   // toString, @@toPrimitive), so page code the conversions run sees its own versions.
   const PRISTINE = [];   // [owner, key, original descriptor]
@@ -399,9 +404,45 @@
     }
   })();
 
+  // Nothing replaced since load? One function that reads every guarded property by name,
+  // compiled here from PRISTINE: named loads are a field read each (~0.05 us for all of
+  // them), where a loop of keyed loads over ~20 owners took 5-15 us per call. Pyodide's
+  // bridge evaluates JavaScript itself (run_js), so a page whose CSP forbids that cannot
+  // run the runtime anyway; without Function, the loop below serves.
+  const lookupGetter = uncurry(Object.prototype.__lookupGetter__);
+  const unchangedSinceLoad = (function compileCheck() {
+    const owners = [], symbols = [], values = [];
+    const ownerIndex = new Map(), terms = [];
+    for (let i = 0; i < PRISTINE.length; i++) {
+      const owner = PRISTINE[i][0], key = PRISTINE[i][1], original = PRISTINE[i][2];
+      if (!ownerIndex.has(owner)) { ownerIndex.set(owner, owners.length); arrayPush(owners, owner); }
+      const o = `o[${ownerIndex.get(owner)}]`;
+      let k;
+      if (typeof key === "symbol") { k = `s[${symbols.length}]`; arrayPush(symbols, key); } else { k = JSON.stringify(key); }
+      arrayPush(values, original.get === undefined ? original.value : original.get);
+      // A getter is compared without calling it: __lookupGetter__ finds the accessor (or
+      // undefined for a data property) where the lookup would.
+      arrayPush(terms, original.get === undefined ? `${o}[${k}] === v[${i}]` : `lookupGetter(${o}, ${k}) === v[${i}]`);
+    }
+    try {
+      const check = new Function("o", "s", "v", "lookupGetter", `"use strict"; return () => ${terms.join(" &&\n")};`);  // eslint-disable-line no-new-func
+      return check(owners, symbols, values, lookupGetter);
+    } catch (e) {
+      return () => false;   // no eval here: always the property-by-property comparison below
+    }
+  })();
+
   let guardDepth = 0;
   function guarded(operation, a, b, c, d) {
     if (guardDepth > 0) return operation(a, b, c, d);
+    if (unchangedSinceLoad()) {
+      guardDepth++;
+      try {
+        return operation(a, b, c, d);
+      } finally {
+        guardDepth--;
+      }
+    }
     let swapped = null;
     for (let i = 0; i < PRISTINE.length; i++) {
       const entry = PRISTINE[i], owner = entry[0], key = entry[1], original = entry[2];
@@ -464,6 +505,15 @@
     return entry && entry.proxy ? entry.proxy.copy() : undefined;
   }
 
+  // Handed to Python as well, for the WebIDL helper that reads a record of interface
+  // objects in one call: the PyProxy a wrapper of `interfaceName` (or of an interface
+  // inheriting from it) owns, itself, or undefined. The helper only puts it in an array
+  // that Python converts, which does not consume it (as with wrapper arguments).
+  function wrapperProxyOf(value, interfaceName) {
+    const entry = value !== null && typeof value === "object" ? weakMapGet(brands, value) : undefined;
+    return entry && entry.proxy && inherits(entry.type, interfaceName) ? entry.proxy : undefined;
+  }
+
   function implOf(self, interfaceName, member) {
     const entry = weakMapGet(brands, self);
     if (entry && inherits(entry.type, interfaceName)) {
@@ -488,6 +538,9 @@
   // A bridge result: a JS value, a PyProxy of an API object (wrapped in `realm`), of an
   // awaitable (returned as is), or of a Failure (thrown as the JS error it names).
   function unpack(result, realm) {
+    // No object, no PyProxy (writeTensor(), dispatch()): answered without Pyodide's
+    // `instanceof PyProxy`, which allocates.
+    if (result === undefined || result === null || (typeof result !== "object" && typeof result !== "function")) return result;
     // sequence<MLOperand> results (split, lstm, gru) arrive as arrays of PyProxies.
     if (ArrayIsArray(result) && PyProxy && arraySome(result, (item) => item instanceof PyProxy)) {
       return arrayMap(result, (item) => unpack(item, realm));
@@ -511,24 +564,34 @@
     return unpack(result, realm);
   }
 
-  // A promise for a Python awaitable: the bridge resolves a JS promise with the
-  // outcome (a JS value, or a PyProxy this side owns: an API object to wrap, or a
-  // failure to throw as its JS error).
+  // A promise for a Python awaitable, made here: the bridge settles it through one of two
+  // functions, `resolve` with a JS value (an ArrayBuffer, a dictionary, undefined) or
+  // `fromPython` with a Python object (an API object to wrap in `realm`, or a failure to
+  // reject with as its JS error). It calls them from Python, as the outcome is known:
+  // within the API call itself when the work ran at once (readTensor() on an idle
+  // timeline), so the page's await continues in this task's microtasks.
   function toPromise(awaitable, realm) {
-    let settled;
+    let resolve, reject;
+    const promise = new PromiseCtor((resolveWith, rejectWith) => { resolve = resolveWith; reject = rejectWith; });
+    const fromPython = (outcome) => guarded(settleFromPython, outcome, realm, resolve, reject);
     try {
-      settled = bridge.settle(awaitable);
+      bridge.settle(awaitable, resolve, fromPython);
     } finally {
       awaitable.destroy();
     }
-    return promiseThen(settled, (result) => guarded(settledResult, result, realm));
+    return promise;
   }
 
-  function settledResult(result, realm) {
-    if (!(PyProxy && result instanceof PyProxy)) return result;
-    const owned = result.copy();
-    result.destroy();
-    return outward(unpack(owned, realm));
+  // `outcome` is borrowed for this call: a wrapper keeps its own copy.
+  function settleFromPython(outcome, realm, resolve, reject) {
+    let value;
+    try {
+      value = outward(unpack(outcome.copy(), realm));
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    resolve(value);
   }
 
   // What leaves the runtime is a JS value or a wrapper, never a PyProxy.
@@ -553,14 +616,28 @@
   // object itself: no JsProxy to make, no call back into unwrapForPython (Pyodide does not
   // consume a PyProxy that is an argument). Wrappers inside dictionaries, records and
   // sequences are still unwrapped by Python, as it reads them.
-  function argumentsForPython(args) {
-    return arrayMap(args, argumentForPython);
+  //
+  // Only an argument whose IDL type can hold a buffer inside it (`nested`: a flag per
+  // argument, from MEMBERS; null: any) gets that Proxy: dispatch()'s records of tensors,
+  // say, reach Python as they are.
+  //
+  // The list is filled by defining its elements: no setter a page put on Array.prototype,
+  // and no species constructor (Array.prototype.map would ask for one), sees a PyProxy.
+  function argumentsForPython(args, nested) {
+    const out = [];
+    for (let i = 0; i < args.length; i++) {
+      const value = argumentForPython(args[i], nested === null || i >= nested.length || nested[i]);
+      defineProperty(out, i, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+    }
+    return out;
   }
 
-  function argumentForPython(value) {
+  function argumentForPython(value, nested) {
     const entry = value !== null && typeof value === "object" ? weakMapGet(brands, value) : undefined;
     if (entry && entry.proxy) return entry.proxy;
-    return Float16ArrayCtor ? forPython(value) : value;
+    if (!Float16ArrayCtor) return value;
+    if (nested) return forPython(value);
+    return isView(value) && value instanceof Float16ArrayCtor ? float16Bits(value) : value;
   }
 
   function forPython(value) {
@@ -629,14 +706,18 @@
   // API returns: page script that got hold of a port (a same-origin frame can) can do no
   // more with it than with the API itself. Python objects never leave this closure.
 
-  const MEMBERS = ObjectCreate(null);   // interface -> member -> { attribute, promise }
+  // (used by nestedBufferArguments below)
+  const BUFFER_TYPE_NAMES = ["ArrayBuffer", "SharedArrayBuffer", "ArrayBufferView", "BufferSource",
+                             "AllowSharedBufferSource", "DataView", "any", "object"];
+  const MEMBERS = ObjectCreate(null);   // interface -> member -> { attribute, promise, nested }
   (function indexMembers() {
     const names = ownKeys(IDL.interfaces);
     for (let i = 0; i < names.length; i++) {
       const meta = IDL.interfaces[names[i]], members = ObjectCreate(null);
       for (let j = 0; j < meta.operations.length; j++) {
         const op = meta.operations[j];
-        members[op.name] = { attribute: false, promise: isPromiseType(op.overloads[0].returnType) };
+        members[op.name] = { attribute: false, promise: isPromiseType(op.overloads[0].returnType),
+                             nested: nestedBufferArguments(op.overloads) };
       }
       for (let j = 0; j < meta.attributes.length; j++) {
         const attr = meta.attributes[j];
@@ -645,6 +726,36 @@
       MEMBERS[names[i]] = members;
     }
   })();
+
+  // Per argument position: can a buffer be found *inside* the argument (a dictionary,
+  // record, sequence or union member of a buffer type, `any` or `object`)? Read from the
+  // IDL's type names, typedefs and dictionaries followed; any doubt counts as yes.
+  function nestedBufferArguments(overloads) {
+    const nested = [];
+    for (let i = 0; i < overloads.length; i++) {
+      const args = overloads[i].arguments;
+      for (let j = 0; j < args.length; j++) {
+        const holds = args[j].variadic || mayHoldBuffer(args[j].type, []);
+        if (holds || nested.length <= j) nested[j] = holds || nested[j] === true;
+      }
+    }
+    return nested;
+  }
+
+  function mayHoldBuffer(type, seen) {
+    const names = type.match(/[A-Za-z_]\w*/g) || [];
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i];
+      if (arrayIncludes(BUFFER_TYPE_NAMES, name) || /^(Big)?(Int|Uint|Float)\d+(Clamped)?Array$/.test(name)) return true;
+      if (arrayIncludes(seen, name)) continue;
+      arrayPush(seen, name);
+      if (IDL.typedefs[name] && mayHoldBuffer(IDL.typedefs[name], seen)) return true;
+      for (let d = IDL.dictionaries[name]; d; d = d.inherits && IDL.dictionaries[d.inherits]) {
+        for (let m = 0; m < d.members.length; m++) if (mayHoldBuffer(d.members[m].type, seen)) return true;
+      }
+    }
+    return false;
+  }
 
   function memberOf(interfaceName, member, attribute) {
     const members = typeof interfaceName === "string" && MEMBERS[interfaceName];
@@ -688,7 +799,7 @@
       throw new TypeErrorCtor("Illegal constructor");
     }
     if (!bridge) throw new TypeErrorCtor(`Failed to construct '${name}': the WebNN runtime is not ready`);
-    const result = bridge.construct(name, argumentsForPython(arraySlice(args)));
+    const result = bridge.construct(name, argumentsForPython(arraySlice(args), null));
     if (result.type === FAILURE_TYPE) unpack(result, realm);   // throws
     weakMapSet(brands, target, { type: result.type, proxy: result, realm });
   }
@@ -705,7 +816,7 @@
       }
     }
     return callMember(self, interfaceName, member, false,
-                      (impl) => bridge.invoke(impl, member, argumentsForPython(arraySlice(args))));
+                      (impl, kind) => bridge.invoke(impl, member, argumentsForPython(arraySlice(args), kind.nested)));
   }
 
   function getIn(self, interfaceName, attribute) {
@@ -723,7 +834,7 @@
       throw error;
     }
     const realm = weakMapGet(brands, self).realm;
-    const outcome = call(impl);
+    const outcome = call(impl, kind);
     if (!kind.promise) return outward(unpack(outcome, realm));
     let awaitable;
     try {
@@ -760,7 +871,7 @@
 
   function newContext(mlEntry, args) {
     const home = mlEntry.realm;
-    const outcome = bridge.invoke(mlEntry.proxy, "createContext", argumentsForPython(arraySlice(args)));
+    const outcome = bridge.invoke(mlEntry.proxy, "createContext", argumentsForPython(arraySlice(args), null));
     return toPromise(unpackAwaitable(outcome, home), home);
   }
 

@@ -220,6 +220,7 @@ async def test_dispatch_runs_its_first_slice_at_once_when_the_timeline_is_idle()
     context.dispatch(graph, {"x": t_in}, {"y": t_out})
     assert not context._timeline.busy
     assert np.frombuffer(await context.readTensor(t_out), np.float32).tolist() == [3, 4, 5, 6]
+    await _settle_tasks()                            # a new task: a new turn
     context._timeline.slice_seconds = 0.0
     context.dispatch(graph, {"x": t_in}, {"y": t_out})
     assert context._timeline.busy                    # one step done, the others queued

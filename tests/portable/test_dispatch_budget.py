@@ -1,4 +1,5 @@
-"""dispatch() never holds its caller for more than one time slice, whatever is queued
+"""dispatch(), writeTensor() and readTensor() never hold their caller for more than one time
+slice, whatever is queued
 (runtime/timeline.py; issue 19, item 8: 30 dispatch() calls of a ~14 ms graph in a row
 used to run ~30 slices inside the calling task).
 
@@ -92,12 +93,13 @@ async def test_a_dispatch_behind_queued_work_runs_nothing_in_the_callers_task():
     before = timeline.steps
     context.dispatch(graph, {"x": t_in}, {"y": t_out})     # queued behind the suspended one
     assert timeline.steps == before
-    # A queued read (not a dispatch) in front: a dispatch behind it does not run it either.
+    # Queued work in front that never starts in the caller's task (createTensor's step):
+    # a dispatch behind it does not run it either.
     await context.readTensor(t_out)
     for _ in range(3):
         await asyncio.sleep(0)
     assert not timeline.busy
-    pending = context.readTensor(t_out)
+    pending = context.createTensor({**F32, "readable": True})
     before = timeline.steps
     context.dispatch(graph, {"x": t_in}, {"y": t_out})
     assert timeline.steps == before
@@ -124,3 +126,49 @@ async def test_dispatches_of_one_task_share_its_slice_and_the_next_task_gets_a_n
     context.dispatch(graph, {"x": t_in}, {"y": t_out})
     assert timeline.steps - before >= STEPS                 # a later task: a fresh slice, done at once
     assert not timeline.busy
+
+
+@_with_counting_clock
+async def test_reads_and_writes_start_in_the_callers_task_only_when_nothing_is_queued_ahead():
+    context, graph, t_in, t_out = await _setup()
+    timeline = context._timeline
+    timeline.slice_seconds = 100 / 1000                     # room for several whole dispatches
+    # Idle: writeTensor, dispatch and readTensor all run at once, and the read's
+    # promise is settled before readTensor() returns (no task to wait for).
+    before = timeline.steps
+    context.writeTensor(t_in, np.full(4, 2, np.float32))
+    assert timeline.steps - before == 1 and not timeline.busy
+    context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    read = context.readTensor(t_out)
+    assert read.done() and not timeline.busy
+    assert np.frombuffer(read.result(), np.float32).tolist() == [2 + STEPS] * 4
+    # Behind queued work (a createTensor step) they wait, in order: the read sees the
+    # write and the dispatch made after the queued step, and nothing ran in this task.
+    queued = context.createTensor({**F32, "readable": True})
+    before = timeline.steps
+    context.writeTensor(t_in, np.full(4, 5, np.float32))
+    context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    read = context.readTensor(t_out)
+    assert timeline.steps == before and not read.done()
+    assert np.frombuffer(await read, np.float32).tolist() == [5 + STEPS] * 4
+    assert queued.done()
+
+
+@_with_counting_clock
+async def test_reads_and_writes_share_the_turns_slice_with_dispatches():
+    context, graph, t_in, t_out = await _setup()
+    timeline = context._timeline
+    timeline.slice_seconds = SLICE / 1000
+    context.dispatch(graph, {"x": t_in}, {"y": t_out})      # uses up this task's slice
+    assert timeline.busy
+    before = timeline.steps
+    read = context.readTensor(t_out)
+    context.writeTensor(t_in, np.full(4, 1, np.float32))
+    assert timeline.steps == before and not read.done()    # queued behind the dispatch
+    assert np.frombuffer(await read, np.float32).tolist() == [STEPS] * 4
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not timeline.busy
+    # A new task: the write ran (the next dispatch sees it).
+    context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    assert np.frombuffer(await context.readTensor(t_out), np.float32).tolist() == [1 + STEPS] * 4

@@ -209,7 +209,9 @@ class MLContext:
             tensor._pending_promises.discard(promise)
             _settle(promise, exc=InvalidStateError("readTensor: the context is lost"))
 
-        self._timeline.enqueue(run, abort)
+        # Started at once when nothing is queued ahead (runtime/timeline.py): the promise
+        # is then settled before this returns, and the page's await needs no task.
+        self._timeline.enqueue(run, abort, start=True)
         return promise
 
     @operation("MLContext")
@@ -230,7 +232,7 @@ class MLContext:
             if tensor._data is not None:
                 tensor._data = data
 
-        self._timeline.enqueue(run)
+        self._timeline.enqueue(run, start=True)
 
     # -- the rest -----------------------------------------------------------------------------
 

@@ -403,6 +403,7 @@ _SCRIPT_HELPERS_SOURCE = r"""
   const bigint = (v) => (typeof v === "bigint" ? special("bigint", v) : v);
   const thrown = (e) => special("thrown", { value: e });
   const isObject = (v) => (typeof v === "object" && v !== null) || typeof v === "function";
+  const Reflect_defineProperty = Reflect.defineProperty;
   return {
     get(o, key) {                                   // O.[[Get]](key)
       try { return bigint(Reflect_get(o, key)); } catch (e) { return thrown(e); }
@@ -445,6 +446,28 @@ _SCRIPT_HELPERS_SOURCE = r"""
       return collect(record);
     },
     collect,
+    // record<K, I> with I an interface type: [key, value, key, value, ...] in one call,
+    // each value that is an I wrapper replaced by the PyProxy it owns (`proxyOf`, the
+    // shim's), which Python receives as the object itself. Converting such a value runs
+    // no page code, so reading ahead of it is unobservable; the batch ends after a value
+    // that is not one (its conversion fails: WebIDL reads nothing after it). Elements are
+    // defined, not assigned: no setter on Array.prototype sees a PyProxy.
+    platformRecord(o, proxyOf, name) {
+      const out = [];
+      const put = (v) => Reflect_defineProperty(out, out.length,
+                                                { __proto__: null, value: v, writable: true, enumerable: true, configurable: true });
+      try {
+        const keys = Object_keys(o);
+        for (let i = 0; i < keys.length; i++) {
+          const value = Reflect_get(o, keys[i]);
+          const inner = proxyOf(value, name);
+          put(keys[i]);
+          put(inner === undefined ? bigint(value) : inner);
+          if (inner === undefined) break;
+        }
+      } catch (e) { put(thrown(e)); }
+      return out;
+    },
     arguments(args) {                               // an argument list, BigInts marked
       for (let i = 0; i < args.length; i++) {
         if (typeof args[i] !== "bigint") continue;
@@ -602,15 +625,20 @@ def _is_object(kind: str) -> bool:
 
 
 _platform_object_unwrapper = None
+_platform_proxy_of = None
 
 
-def set_platform_object_unwrapper(unwrap) -> None:
+def set_platform_object_unwrapper(unwrap, proxy_of=None) -> None:
     """Installed by the browser bridge: `unwrap(js_object)` returns the Python
     object behind one of the shim's JS wrappers (MLOperand, MLTensor, ...), or
     None for any other JS value. Conversions then see the Python object, so
-    interface types, unions and overloads treat wrappers as platform objects."""
-    global _platform_object_unwrapper
+    interface types, unions and overloads treat wrappers as platform objects.
+    `proxy_of(js_value, interface)`, a JS function, gives the PyProxy a wrapper of that
+    interface owns (undefined for anything else): records of interface objects
+    (dispatch()'s MLNamedTensors) are then read in one crossing (convert_record)."""
+    global _platform_object_unwrapper, _platform_proxy_of
     _platform_object_unwrapper = unwrap
+    _platform_proxy_of = proxy_of
 
 
 def _unwrap_js(v: Any) -> Any:
@@ -1285,7 +1313,11 @@ def convert_record(v: Any, t: IdlType, where: str = "value") -> dict:
     key_t, value_t = t.params
     if _is_js(v):
         # Proxy traps and getters are page code: the helpers rethrow what they throw.
-        pairs = ((k, _script("get", v, k)) for k in _script("keys", v))
+        interface = _resolve(value_t).name
+        if _platform_proxy_of is not None and interface in _CLASSES:
+            pairs = _platform_record_pairs(v, interface)
+        else:
+            pairs = ((k, _script("get", v, k)) for k in _script("keys", v))
     elif isinstance(v, Mapping):
         pairs = iter(list(v.items()))
     else:
@@ -1295,6 +1327,15 @@ def convert_record(v: Any, t: IdlType, where: str = "value") -> dict:
         typed_key = convert(key, key_t, f"{where}: key {_describe(key)}")
         out[typed_key] = convert(value, value_t, f"{where}: value of key {typed_key!r}")
     return out
+
+
+def _platform_record_pairs(v: Any, interface: str):
+    """(key, value) of a JS record whose values convert to `interface`, from one
+    crossing (the "platformRecord" helper): a wrapper value arrives as its Python object."""
+    batch = _script_batch("platformRecord", v, _platform_proxy_of, interface)
+    for i in range(0, len(batch), 2):
+        key = _from_script(batch[i])
+        yield key, _from_script(batch[i + 1])
 
 
 # -- WebIDL "Dictionary types" ---------------------------------------------------------------------

@@ -20,8 +20,9 @@ import traceback
 
 import js  # Pyodide's view of the JS global scope
 import numpy as np
+import pyodide_js  # the runtime's JS API object (its _module: Emscripten's, with the heap)
 from pyodide.code import run_js
-from pyodide.ffi import JsException, JsProxy, create_once_callable, create_proxy, to_js
+from pyodide.ffi import JsException, JsProxy, create_once_callable, to_js
 
 from .. import api
 from ..api import buffers
@@ -35,8 +36,10 @@ ml = api.ML()
 _box = run_js("(value) => ({ value })")
 # One call each, instead of a crossing per global, constructor and method (the built-ins they
 # name are the page's pristine ones: the shim puts those back while Python works).
-_deferred = run_js("() => { let resolve; const promise = new Promise((r) => { resolve = r; }); return [promise, resolve]; }")
-_new_bytes = run_js("(n) => new Uint8Array(new ArrayBuffer(n))")
+# `n` bytes of Pyodide's memory from `address`, in a new ArrayBuffer (the heap's view is
+# read at each call: growing the memory replaces it).
+_copy_out = run_js("(module) => (address, n) => { const out = new Uint8Array(n); "
+                   "out.set(new Uint8Array(module.HEAPU8.buffer, address, n)); return out.buffer; }")(pyodide_js._module)
 # The constructor float16 results are made with: the engine's Float16Array as the shim
 # captured it at load (install()), or, where the engine has none, Uint16Array (raw bits,
 # as §12.1's note allows). Pyodide 0.27 can neither convert a float16 buffer nor hold a
@@ -95,7 +98,7 @@ class _ConsoleHandler(logging.Handler):
 
 
 def install(unwrap_platform_object, time_slice_ms=8, post_task=None, strict_buffer_types=False,
-            float16_array=None) -> None:
+            float16_array=None, platform_proxy_of=None) -> None:
     """Called once by the shim with a JS function giving the Python object behind
     one of its wrappers (or undefined), which the WebIDL conversions then use, and
     the time slice of cooperative dispatch (README "Responsiveness"): a dispatch
@@ -103,9 +106,11 @@ def install(unwrap_platform_object, time_slice_ms=8, post_task=None, strict_buff
     (null/undefined or <= 0: never, the whole dispatch runs in one task), and the
     page's `strictBufferTypes` option (buffers.strict_view_types), read by the shim with
     the rest of its configuration, and the constructor of float16 results (the engine's
-    Float16Array captured at load, or Uint16Array where it has none)."""
+    Float16Array captured at load, or Uint16Array where it has none), and a JS function
+    giving the PyProxy behind a wrapper of a given interface (records of them are read in
+    one crossing: bindings.set_platform_object_unwrapper)."""
     global _float16_view
-    set_platform_object_unwrapper(unwrap_platform_object)
+    set_platform_object_unwrapper(unwrap_platform_object, platform_proxy_of)
     if float16_array is not None:
         _float16_view = float16_array
     Timeline.slice_seconds = time_slice_ms / 1000 if time_slice_ms and time_slice_ms > 0 else None
@@ -140,15 +145,15 @@ def get(target, attribute: str):
     return _outcome(lambda: getattr(target, attribute))
 
 
-def settle(awaitable):
-    """A JS promise for a Python future or coroutine, resolved with its outcome as
-    `invoke` reports it (a failure too: the shim turns it into the rejection). The
-    API's own futures (runtime.timeline.PromiseFuture) resolve it synchronously as they
-    settle; anything else (a coroutine) runs as an asyncio task first. A Python
-    object travels as a PyProxy the shim owns (and destroys)."""
-    future = asyncio.ensure_future(awaitable)
-    promise, resolve = _deferred().to_py(depth=1)
-
+def settle(awaitable, resolve, from_python) -> None:
+    """Settle the page's promise (made by the shim) with the outcome of a Python future or
+    coroutine, as `invoke` reports it: `resolve(value)` with a JS value, `from_python(obj)`
+    with a Python object (an API object to wrap, or a BridgeFailure -- a failure too --
+    which the shim rejects with). The API's own futures (runtime.timeline.PromiseFuture)
+    are settled synchronously as they settle -- at once when the work already ran in the
+    caller's task (runtime/timeline.py) --; anything else (a coroutine) runs as an asyncio
+    task first. `from_python` is handed the object for the length of the call (Pyodide
+    proxies it and destroys the proxy after); the shim keeps its own copy."""
     def settled(done):
         try:
             outcome = _to_js(done.result())
@@ -157,13 +162,12 @@ def settle(awaitable):
         if outcome is None or isinstance(outcome, (bool, int, float, str, JsProxy)):
             resolve(outcome)
         else:
-            resolve(create_proxy(outcome, roundtrip=False))
+            from_python(outcome)
 
-    if isinstance(future, PromiseFuture):
-        future.on_settled(settled)
+    if isinstance(awaitable, PromiseFuture):
+        awaitable.on_settled(settled)
     else:
-        future.add_done_callback(settled)
-    return promise
+        asyncio.ensure_future(awaitable).add_done_callback(settled)
 
 
 def _member(target, member: str):
@@ -210,14 +214,13 @@ def _to_js(value):
 
 
 def _array_buffer(data, method: str):
-    """A new ArrayBuffer holding a copy of `data` (a bytes-like object)."""
-    data = memoryview(data).cast("B")
+    """A new ArrayBuffer holding a copy of `data` (a contiguous bytes-like object), copied
+    out of Pyodide's memory where it lives, in one crossing."""
+    data = np.frombuffer(data, np.uint8)
     try:
-        bytes_view = _new_bytes(len(data))
+        return _copy_out(data.__array_interface__["data"][0] if data.size else 0, data.size)
     except JsException:   # RangeError: the JS heap cannot hold it (§8.3.4 step 9.1.2)
-        raise out_of_memory(method, len(data), "the result's ArrayBuffer") from None
-    bytes_view.assign(data)
-    return bytes_view.buffer
+        raise out_of_memory(method, data.size, "the result's ArrayBuffer") from None
 
 
 def _without_float16_arrays(value, path: tuple, found: list):

@@ -18,13 +18,16 @@ timers — and continues in that later task. Steps queued behind a suspended one
 wait for it, so the timeline order is unchanged. `slice_seconds` is None on
 the host (a step runs to its end, as it always did); the browser bridge sets it.
 
-The caller's task gets at most one slice, whatever is queued. A dispatch()
-starts its work at once, in the caller's task, only when the timeline is idle;
-every such start in one task draws on the same budget (the task's "turn": one
-slice from the first start, ended by the next task the timeline runs in). So a
-page that calls dispatch() 30 times in a row is held for one slice (plus the
-step that crosses its end), not 30 (issue 19, item 8); the rest runs in later
-tasks, in order.
+The caller's task gets at most one slice, whatever is queued. dispatch(),
+writeTensor() and readTensor() start their work at once, in the caller's task,
+only when the timeline is idle (nothing queued ahead of them, so the timeline
+order is the call order either way); every such start in one task draws on the
+same budget (the task's "turn": one slice of work, counted from the steps' own
+run time, ended by the next task the timeline runs in). So a page that calls
+dispatch() 30 times in a row is held for one slice (plus the step that crosses
+its end), not 30 (issue 19, item 8); the rest runs in later tasks, in order. A
+readTensor() started so settles its promise before it returns: the page's
+`await` continues in the same task's microtasks, without waiting for a task.
 
 Losing the context while a step is suspended closes the step's generator: its
 remaining work is abandoned (a dispatch writes no output), and queued steps
@@ -67,9 +70,9 @@ class Timeline:
         self.slices = 0        # how many tasks the timeline has run in (for tests and benchmarks)
         self.steps = 0         # how many times a step was run or resumed (for tests)
         self._running = False   # inside _run (a step that enqueues must not start another run)
-        # End of the slice the caller's current task may spend in dispatch() starts;
-        # None: no start in this task yet. Reset by the next task the timeline runs in.
-        self._turn_deadline: float | None = None
+        # Seconds of work the caller's current task may still spend in starts (enqueue's
+        # `start`); None: no start in this task yet. Reset by the next task the timeline runs in.
+        self._turn_budget: float | None = None
 
     @property
     def busy(self) -> bool:
@@ -81,14 +84,15 @@ class Timeline:
         """Queue `run` (a function, or a generator function for a long step); if the
         context is lost before it runs, `on_abort` runs instead.
 
-        With `start` (dispatch) and slicing on, `run` starts at once, in the caller's
-        task, when the timeline is idle: work the page would wait for anyway starts
-        without first waiting for a task of its own (~0.1-0.5 ms in Chromium). All
-        such starts of one task share one slice (the module docstring); with work
-        already queued nothing runs here: the tasks already scheduled go on with it."""
+        With `start` (dispatch, writeTensor, readTensor) and slicing on, `run` starts at
+        once, in the caller's task, when the timeline is idle: work the page would wait
+        for anyway starts without first waiting for a task of its own (~0.1-0.5 ms in
+        Chromium). All such starts of one task share one slice of work (the module
+        docstring); with work already queued nothing runs here: the tasks already
+        scheduled go on with it, in order."""
         # Idle: nothing queued or suspended, and no task scheduled but the one that
         # ends this task's turn.
-        idle = not self.busy and not self._running and (not self._scheduled or self._turn_deadline is not None)
+        idle = not self.busy and not self._running and (not self._scheduled or self._turn_budget is not None)
         self._queue.append((run, on_abort))
         if start and idle and self.slice_seconds is not None:
             self._start_in_callers_turn()
@@ -96,16 +100,16 @@ class Timeline:
             self._schedule()
 
     def _start_in_callers_turn(self) -> None:
-        now = _clock()
-        if self._turn_deadline is None:
-            # The first start of this task: one slice from now, and a task that ends
-            # the turn (it also runs what this slice leaves over).
-            self._turn_deadline = now + self.slice_seconds
-            self._run(self._turn_deadline)
+        first = self._turn_budget is None
+        if first:
+            # The first start of this task: one slice of work (at least one step), and a
+            # task that ends the turn (it also runs what this task's starts leave over).
+            self._turn_budget = self.slice_seconds
             self._schedule(always=True)
-            return
-        if now < self._turn_deadline:
-            self._run(self._turn_deadline)
+        if first or self._turn_budget > 0:
+            began = _clock()
+            self._run(began + self._turn_budget)
+            self._turn_budget -= _clock() - began
         if self.busy:
             self._schedule()
 
@@ -115,7 +119,7 @@ class Timeline:
             return
         loop = _event_loop()
         if loop is None:
-            self._turn_deadline = None      # synchronous host code: no later task to wait for
+            self._turn_budget = None        # synchronous host code: no later task to wait for
             self.drain()
         elif _post_task is not None:
             self._scheduled = True
@@ -130,7 +134,7 @@ class Timeline:
 
     def _run_slice(self) -> None:
         self._scheduled = False
-        self._turn_deadline = None          # a new task: the caller's turn is over
+        self._turn_budget = None            # a new task: the caller's turn is over
         if not self.busy:
             return
         budget = self.slice_seconds
