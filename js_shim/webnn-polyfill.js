@@ -104,6 +104,11 @@
     keepNativeIfItWorks(global.navigator.ml, () => installWebNNPolyfill(global, { keepNative: false, baseURL }));
     return;
   }
+  if (config.keepNative && !isServiceWorker) {
+    // No native one to probe (Firefox, Safari): the verdict is known at once, and pages
+    // await webnnPolyfillDecision the same way in every browser.
+    defineProperty(global, "webnnPolyfillDecision", { value: Promise.resolve("polyfill"), configurable: true });
+  }
   const pyodideURL = new URL(config.pyodideURL || "pyodide/", baseURL).href;
 
   // ---- keepNative: probe the native implementation ------------------------------------------
