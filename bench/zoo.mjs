@@ -31,12 +31,12 @@ async function runSession(s) {
 // where ORT placed the nodes; returns that log's placement lines and the first outputs.
 async function setup({kind, name, dims}) {
   const url = `/models/${name}.onnx`;
-  const first = self.zooConsole.length;
+  const first = self.ortConsole.length;
   const check = await ort.InferenceSession.create(url, {executionProviders: PROVIDERS[kind], logSeverityLevel: 0,
                                                         logVerbosityLevel: 0});
   await check.release();
-  const log = self.zooConsole.slice(first).filter((line) => /placed on|GetCapability|supported: \[0\]/.test(line));
-  self.zooConsole.length = 0;
+  const log = self.ortConsole.slice(first).filter((line) => /placed on|GetCapability|supported: \[0\]/.test(line));
+  self.ortConsole.length = 0;
   const t0 = performance.now();
   const session = await ort.InferenceSession.create(url, {executionProviders: PROVIDERS[kind], logSeverityLevel: 3});
   const createMs = performance.now() - t0;

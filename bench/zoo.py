@@ -100,8 +100,8 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, me
     from webnn_py.serve import PolyfillServer
 
     out = {}
-    # /ort-pages/: the GPUDevice stand-in ORT-web's WebNN EP needs in engines without
-    # WebGPU (tests/ort/pages/gpudevice_stand_in.js, shared with the tests).
+    # /ort-pages/: the tests' page scripts zoo.html shares: the console capture, and the
+    # GPUDevice stand-in ORT-web's WebNN EP needs in engines without WebGPU.
     mounts = {"/ort/": ORT_DIST, "/models/": directory, "/ort-pages/": REPO / "tests" / "ort" / "pages"}
     with PolyfillServer(root=BENCH, mounts=mounts, headers=COI_HEADERS) as server, \
             browsers.launch(engine) as browser:

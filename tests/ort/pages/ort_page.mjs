@@ -1,5 +1,6 @@
 // Runs ONNX models with ONNX Runtime Web (served at /ort/) for tests/ort.
 import * as ort from "/ort/ort.all.min.mjs";
+import {withinTime} from "./never_hang.mjs";
 
 const params = new URLSearchParams(location.search);
 ort.env.wasm.wasmPaths = "/ort/";
@@ -59,15 +60,7 @@ async function runModelOnce({url, ep = "webnn", inputs, verbose = false, outputL
   }
 }
 
-// A failure inside ORT's wasm can leave its promise pending for ever: a test
-// must fail instead, with what ORT printed.
-self.runModel = (args) => Promise.race([
-  runModelOnce(args),
-  new Promise((resolve, reject) => setTimeout(() => {
-    reject(new Error(`runModel(${args.url}): no result after ${args.timeoutMs} ms; ORT printed:\n` +
-                     self.ortConsole.slice(-20).join("\n")));
-  }, args.timeoutMs ?? 120000)),
-]);
+self.runModel = (args) => withinTime(runModelOnce(args), `runModel(${args.url})`, args.timeoutMs);
 
 // Make opSupportLimits() list no data type for some operators, as a context
 // that lacks them would: the control experiment that shows ORT partitions the

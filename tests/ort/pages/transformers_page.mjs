@@ -2,6 +2,7 @@
 // Runtime Web, served at /tjs/) on a local model folder (/hub/<id>/), as a page
 // would, for tests/ort/test_transformers_js.py.
 import {env, pipeline} from "/tjs/transformers.min.js";
+import {withinTime} from "./never_hang.mjs";
 
 const params = new URLSearchParams(location.search);
 env.allowRemoteModels = false;          // the model comes from our server, never a hub
@@ -36,13 +37,6 @@ async function runPipelineOnce({model, device, sentences, verbose = false}) {
   }
 }
 
-// A hang must fail the test, with what ORT printed last.
-self.runPipeline = (args) => Promise.race([
-  runPipelineOnce(args),
-  new Promise((resolve, reject) => setTimeout(() => {
-    reject(new Error(`runPipeline(${args.device}): no result after ${args.timeoutMs} ms; ORT printed:\n` +
-                     self.ortConsole.slice(-20).join("\n")));
-  }, args.timeoutMs ?? 120000)),
-]);
+self.runPipeline = (args) => withinTime(runPipelineOnce(args), `runPipeline(${args.device})`, args.timeoutMs);
 
 self.transformersPageReady = true;
