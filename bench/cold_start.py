@@ -7,7 +7,8 @@ asset is fetched again from the local server: build/pyodide and the polyfill) wh
 only script includes webnn-polyfill.js and awaits navigator.ml.createContext().
 Times are ms since navigation start (performance.now()). The phases come from the
 shim's User Timing marks ("webnn-py:<phase>"): runtime-config.json fetched, pyodide.js
-loaded, loadPyodide() (pyodide.asm.js/.wasm, python_stdlib.zip) done, loadPackage of
+loaded, loadPyodide() (pyodide.asm.js/.wasm, python_stdlib.zip; or restored from dist/'s
+memory snapshot) done, dist/'s extension modules linked (sideModules), loadPackage of
 numpy and webnn-py done, `import webnn_py.browser.bridge` done, runtime ready; each
 phase is shown as the time since the previous mark. Prints the median and min of each.
 No assertion: numbers only, and noisy on a shared machine.
@@ -28,7 +29,7 @@ if str(REPO) not in sys.path:
 PAGE = """<!doctype html>
 <meta charset="utf-8">
 <title>cold start</title>
-<script src="/webnn-polyfill.js"></script>
+<script src="%(script)s"></script>
 <script>
   self.result = navigator.ml.createContext().then(
     () => {
@@ -43,7 +44,7 @@ PAGE = """<!doctype html>
 </script>
 """
 
-PHASES = ["boot", "config", "pyodide.js", "loadPyodide", "packages", "import", "ready"]
+PHASES = ["boot", "config", "pyodide.js", "loadPyodide", "sideModules", "packages", "import", "ready"]
 
 
 def main() -> None:
@@ -59,7 +60,7 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     runs: list[dict] = []
     with tempfile.TemporaryDirectory() as root:
-        (Path(root) / "index.html").write_text(PAGE)
+        (Path(root) / "index.html").write_text(PAGE % {"script": "/webnn-polyfill.js"})
         with PolyfillServer(root=root) as server, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium_path(), headless=True, args=HEADLESS_FLAGS)
             try:

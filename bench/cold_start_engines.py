@@ -2,8 +2,11 @@
 Chromium, Firefox and WebKit, through the shared browser layer (browsers/).
 
     .venv/bin/python bench/cold_start_engines.py [--rounds N] [--browser chromium,firefox,webkit]
+                                                 [--source dist|dev] [--no-build]
 
-The page and the shim's phase marks are bench/cold_start.py's. Each round opens
+The page and the shim's phase marks are bench/cold_start.py's; the polyfill is dist/ (rebuilt
+by tools/build_dist.py unless --no-build) from webnn_py.serve's /dist/ route, as a page gets it
+from a good static host, or with --source dev the dev server's /webnn-polyfill.js on build/pyodide. Each round opens
 the page once per engine, in turn (so load changes hit every engine alike), each
 time in a freshly launched browser (empty cache, every asset fetched again from the
 local server). Prints per engine the median of each phase and of the total, and
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -45,15 +49,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--browser", default=",".join(browsers.ENGINES), help="comma list of engines")
+    parser.add_argument("--source", choices=("dist", "dev"), default="dist")
+    parser.add_argument("--no-build", action="store_true", help="use dist/ as it is")
     args = parser.parse_args()
+    if args.source == "dist" and not args.no_build:
+        subprocess.run([sys.executable, str(REPO / "tools" / "build_dist.py")], check=True)
     engines = [e.strip() for e in args.browser.split(",") if e.strip()]
 
     load_before = os.getloadavg()[0]
     runs: dict[str, list[dict[str, float]]] = {engine: [] for engine in engines}
     versions: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as root:
-        (Path(root) / "index.html").write_text(PAGE)
-        with PolyfillServer(root=root) as server:
+        script = "/dist/webnn-polyfill.js" if args.source == "dist" else "/webnn-polyfill.js"
+        (Path(root) / "index.html").write_text(PAGE % {"script": script})
+        with PolyfillServer(root=root) as server:   # dist/ on /dist/, build/pyodide behind /webnn-polyfill.js
             for round_number in range(args.rounds):
                 for engine in engines:
                     with browsers.launch(engine) as browser, browser.new_page() as page:
@@ -66,7 +75,7 @@ def main() -> None:
                     print(f"round {round_number + 1}, {engine}: createContext() resolved at {result['resolved']:.0f} ms",
                           file=sys.stderr, flush=True)
 
-    print(f"{args.rounds} rounds, a fresh browser per run, medians in ms (load average {load_before:.1f} before, "
+    print(f"{args.source}: {args.rounds} rounds, a fresh browser per run, medians in ms (load average {load_before:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after)")
     columns = [p for p in PHASES if all(p in run for runs_of in runs.values() for run in runs_of)] + ["total"]
     print(f"{'engine':28}" + "".join(f"{c:>12}" for c in columns) + f"{'vs chromium':>13}")

@@ -68,6 +68,8 @@
   const portPostMessage = MessageChannelCtor && uncurry(MessagePort.prototype.postMessage);
   const portStart = MessageChannelCtor && uncurry(MessagePort.prototype.start);
   const Float16ArrayCtor = typeof Float16Array === "function" ? Float16Array : null;
+  const WebAssemblyObject = WebAssembly, wasmCompile = WebAssembly.compile;
+  const wasmCompileStreaming = typeof WebAssembly.compileStreaming === "function" ? WebAssembly.compileStreaming : null;
   const isView = ArrayBuffer.isView;
   const typedArrayBuffer = getter(getPrototypeOf(Uint8Array.prototype), "buffer");
   const typedArrayByteOffset = getter(getPrototypeOf(Uint8Array.prototype), "byteOffset");
@@ -196,11 +198,25 @@
       .then((r) => (r.ok ? r.json() : {}), () => ({}));
     mark("config");
     prefetch(runtimeConfig.prefetch);
-    const indexURL = runtimeConfig.source === "cdn" ? runtimeConfig.indexURL : pyodideURL;
+    const sideModules = compileSideModules(runtimeConfig.sideModules);
+    const snapshots = config.memorySnapshot !== false ? memorySnapshots(runtimeConfig.memorySnapshot) : null;
+    const snapshot = snapshots ? snapshots.forBoot() : null;
+    // dist/: Pyodide's own files in a folder of their own (runtimeConfig.indexURL, relative),
+    // the standard library and the package index in the runtime folder
+    const indexURL = runtimeConfig.source === "cdn" ? runtimeConfig.indexURL
+      : typeof runtimeConfig.indexURL === "string" ? new URL(runtimeConfig.indexURL, pyodideURL).href : pyodideURL;
+    const options = { indexURL, fullStdLib: false };
+    if (runtimeConfig.source !== "cdn" && indexURL !== pyodideURL) {
+      options.lockFileURL = pyodideURL + "pyodide-lock.json";
+      options.stdLibURL = pyodideURL + "python_stdlib.zip";
+    }
     const loadPyodide = await pyodideLoader(indexURL);
     mark("pyodide.js");
-    const pyodide = await withPyodideMessageFilter(() => loadPyodide({ indexURL, fullStdLib: false }));
+    const booted = await startPyodide(loadPyodide, options, await snapshot);
+    const pyodide = booted.pyodide;
     mark("loadPyodide");
+    await linkSideModules(pyodide, sideModules);
+    mark("sideModules");
     // loadPackage() reports a package that fails to load (a missing file, a
     // sha256 mismatch) through errorCallback rather than by rejecting: collect
     // those and fail the boot with them, instead of a later "No module named".
@@ -235,6 +251,81 @@
     mark("ready");
     const seconds = ((performance.now() - started) / 1000).toFixed(2);
     global.console.debug(`webnn-py: Python runtime ready in ${seconds} s`);
+    if (snapshots) snapshots.afterBoot(booted.snapshot);   // off the boot's path
+  }
+
+  // loadPyodide(), restoring dist/'s memory snapshot when there is one for this boot (see
+  // memorySnapshots), else initialising Python. A snapshot that does not load boots Python
+  // as if there had been none; `snapshot` in the result says what happened to it.
+  async function startPyodide(loadPyodide, options, snapshot) {
+    if (snapshot) {
+      try {
+        const pyodide = await withPyodideMessageFilter(() => loadPyodide(Object.assign({ _loadSnapshot: snapshot.bytes }, options)));
+        mark("fromSnapshot");
+        return { pyodide, snapshot: snapshot.kept ? "kept" : "fetched" };
+      } catch (error) {
+        global.console.warn(`webnn-py: the memory snapshot did not load (${error}); initialising Python`);
+        return { pyodide: await withPyodideMessageFilter(() => loadPyodide(options)), snapshot: "failed" };
+      }
+    }
+    return { pyodide: await withPyodideMessageFilter(() => loadPyodide(options)), snapshot: "none" };
+  }
+
+  // dist/ ships a Pyodide 0.27 memory snapshot (runtime-config.json "memorySnapshot": its file
+  // and sha256; tools/dist_snapshot.mjs): Python's memory right after loadPyodide(), made at
+  // build time, restored by `_loadSnapshot` instead of initialising the interpreter (what
+  // numpy needs, an extension module, comes after it). It is 4 MB over the network, so a
+  // first visit does not wait for it: after the boot it is fetched in the background and
+  // kept in this origin's Cache Storage, and later visits restore it. A kept copy is used
+  // only if its SHA-256 is the one runtime-config.json names (page script can write Cache
+  // Storage; it cannot make other bytes match), and entries of other runtime folders are
+  // deleted. JavaScriptCore (Safari, WebKitGTK) fetches it at boot, first visit included:
+  // it has no code cache for wasm and runs the seconds of interpreter initialisation in its
+  // lower tiers, which the 4 MB saves many times over (README "Use it in your page").
+  // No Cache Storage (an opaque origin) or WebCrypto: nothing is kept. The page opts out
+  // with webnnPolyfillConfig.memorySnapshot = false.
+  function memorySnapshots(entry) {
+    if (!entry || typeof entry.file !== "string" || !/^[\w.-]+$/.test(entry.file) ||
+        typeof entry.integrity !== "string" || !/^sha256-[A-Za-z0-9+/]{43}=$/.test(entry.integrity)) return null;
+    const url = pyodideURL + entry.file;
+    const storage = global.caches && typeof global.caches.open === "function" ? global.caches : null;
+    const subtle = global.crypto && global.crypto.subtle;
+    const open = () => storage.open("webnn-py-memory-snapshots");
+    const fetched = () => fetch(url, { integrity: entry.integrity })
+      .then((response) => (response.ok ? response.arrayBuffer() : null)).then((buffer) => (buffer ? new Uint8Array(buffer) : null));
+    const kept = () => (storage && subtle ? open().then((cache) => cache.match(url))
+      .then((response) => (response ? response.arrayBuffer() : null))
+      .then((buffer) => (buffer ? subtle.digest("SHA-256", buffer).then((digest) =>
+        (base64(new Uint8Array(digest)) === entry.integrity.slice(7) ? new Uint8Array(buffer) : null)) : null))
+      .catch(() => null) : Promise.resolve(null));
+    return {
+      forBoot: () => kept().then((bytes) => (bytes ? { bytes, kept: true }
+        : isJavaScriptCore() ? fetched().then((b) => (b ? { bytes: b, kept: false } : null), () => null) : null)),
+      afterBoot: (outcome) => {
+        if (!storage || outcome === "kept") return;
+        if (outcome === "failed") {   // this engine cannot restore it: stop trying
+          open().then((cache) => cache.delete(url)).catch(() => undefined);
+          return;
+        }
+        fetched().then((bytes) => bytes && open().then((cache) => cache.put(url, new Response(bytes)).then(() => cache.keys())
+          .then((keys) => {
+            for (let i = 0; i < keys.length; i++) {
+              if (keys[i].url !== url && keys[i].url.endsWith("/" + entry.file)) cache.delete(keys[i]);
+            }
+          }))).catch(() => undefined);
+      },
+    };
+  }
+
+  function isJavaScriptCore() {
+    const agent = global.navigator && typeof global.navigator.userAgent === "string" ? global.navigator.userAgent : "";
+    return /AppleWebKit\//.test(agent) && !/(Chrome|Chromium|Edg)\//.test(agent);
+  }
+
+  function base64(bytes) {
+    let text = "";
+    for (let i = 0; i < bytes.length; i++) text += String.fromCharCode(bytes[i]);
+    return global.btoa(text);
   }
 
   // dist/'s runtime-config.json names the package files loadPackage() asks for after
@@ -262,6 +353,65 @@
         fetch(pyodideURL + entry.file, integrity ? { integrity } : {})
           .then((response) => response.arrayBuffer()).catch(() => undefined);
       }
+    }
+  }
+
+  // dist/'s runtime-config.json lists the extension modules (wasm side modules) that
+  // tools/build_dist.py took out of the wheels, each with its place in site-packages. Each is
+  // fetched and compiled by streaming now, while loadPyodide() runs: the engine compiles it
+  // as it arrives, off the main thread, and can keep the code for the next visit (V8's code
+  // cache takes streamed, cacheable responses), where Pyodide would compile the bytes it
+  // unpacked from the wheel, on every visit. A host that does not send application/wasm
+  // gets the module compiled from its bytes.
+  function compileSideModules(entries) {
+    const compiled = [];
+    if (!Array.isArray(entries)) return compiled;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i];
+      if (!entry || typeof entry.file !== "string" || !/^[\w.+-]+\.wasm$/.test(entry.file) ||
+          typeof entry.path !== "string" || !/^\/lib\/python3\.\d+\/site-packages\/[\w./-]+\.so$/.test(entry.path) ||
+          entry.path.indexOf("..") !== -1) continue;
+      const url = pyodideURL + entry.file;
+      const init = typeof entry.integrity === "string" ? { integrity: entry.integrity } : {};
+      const fromBytes = () => fetch(url, init).then((response) => {
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        return response.arrayBuffer();
+      }).then((bytes) => apply(wasmCompile, WebAssemblyObject, [bytes]));
+      const module = wasmCompileStreaming
+        ? apply(wasmCompileStreaming, WebAssemblyObject, [fetch(url, init)]).catch(fromBytes) : fromBytes();
+      module.catch(() => undefined);   // reported by linkSideModules
+      compiled.push({ file: entry.file, path: entry.path, module });
+    }
+    return compiled;
+  }
+
+  // Link the compiled side modules into Pyodide the way Emscripten links preloaded ones
+  // (its preload plugin): instantiated by its dynamic linker (loadWebAssemblyModule: memory,
+  // table slots, relocations, constructors) and kept in `preloadedWasm` under their path,
+  // where Python's dlopen() at `import` finds them. The file at that path, which the import
+  // system looks for, stays empty: the module is already there.
+  async function linkSideModules(pyodide, compiled) {
+    const emscripten = pyodide._module;
+    const linker = emscripten && typeof emscripten.loadWebAssemblyModule === "function" && emscripten.preloadedWasm;
+    for (let i = 0; i < compiled.length; i++) {
+      const side = compiled[i];
+      let module;
+      try {
+        module = await side.module;
+      } catch (error) {
+        throw new DOMException(`webnn-py: the Python runtime did not load: ${side.file}: ${error}`, "NotSupportedError");
+      }
+      const folder = side.path.slice(0, side.path.lastIndexOf("/"));
+      pyodide.FS.mkdirTree(folder);
+      if (!linker) {
+        // A Pyodide without Emscripten's linker on its module: the bytes at their place,
+        // for dlopen() to compile at import.
+        pyodide.FS.writeFile(side.path, new Uint8Array(await fetch(pyodideURL + side.file).then((r) => r.arrayBuffer())));
+        continue;
+      }
+      const flags = { loadAsync: true, nodelete: true, allowUndefined: true };
+      emscripten.preloadedWasm[side.path] = await emscripten.loadWebAssemblyModule(module, flags, side.path, {});
+      pyodide.FS.writeFile(side.path, new Uint8Array(0));
     }
   }
 

@@ -7,20 +7,24 @@
                                   BUILD_DEFAULTS line naming the runtime folder below
       webnn-polyfill.d.ts         TypeScript declarations (types/webnn.d.ts; never fetched)
       LICENSE                     the project's license (Apache-2.0; never fetched)
-      runtime-<hash>/             what the shim's boot fetches, nothing else: Pyodide's
-                                  loader, asm.js, wasm, the standard library trimmed to
-                                  the modules imported (as bytecode), a pyodide-lock.json trimmed to
-                                  the packages we ship (numpy, webnn-py), their wheels
-                                  trimmed to the modules imported, as bytecode only
-                                  (tools/dist_trim.py), and runtime-config.json
+      pyodide-<hash>/             Pyodide's own files as released (loader, asm.js, wasm):
+                                  loadPyodide()'s indexURL; its hash changes with Pyodide only
+      runtime-<hash>/             the rest of what the shim's boot fetches, nothing else: the
+                                  standard library trimmed to the modules imported (as
+                                  bytecode), a pyodide-lock.json trimmed to the packages we
+                                  ship (numpy, webnn-py), their wheels trimmed to the modules
+                                  imported, as bytecode only, without their extension
+                                  modules, which are files of their own (<module>.wasm,
+                                  compiled by streaming; tools/dist_trim.py), and
+                                  runtime-config.json (names the pyodide folder)
       manifest.json               every file's sha256 and size, the entry script's
                                   Subresource Integrity string (tools read it; pages never do)
       <each file>.br, .gz         precompressed copies (brotli 11, gzip 9)
 
 Pyodide's loadPyodide() asks for fixed file names inside its indexURL
-(pyodide.asm.wasm, pyodide-lock.json, …), so the content hash is in the folder
-name: `<hash>` covers the name and sha256 of every file in the folder, so any
-change gives a new folder and every file under it can be served `immutable`.
+(pyodide.asm.wasm, …), so the content hash is in the folder name: `<hash>` covers
+the name and sha256 of every file in the folder, so any change gives a new folder
+and every file under it can be served `immutable`.
 Only webnn-polyfill.js keeps its name (pages link it) and is served `no-cache`.
 
 Input is build/pyodide as `./dev setup` leaves it (local source; with
@@ -36,7 +40,9 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,6 +57,8 @@ COMPRESSED_CACHE = ROOT / "build" / "cache" / "compressed"
 SHIM = ROOT / "js_shim" / "webnn-polyfill.js"
 METADATA = ROOT / "js_shim" / "generated" / "webidl_metadata.js"
 TYPES = ROOT / "types" / "webnn.d.ts"
+SNAPSHOT_SCRIPT = ROOT / "tools" / "dist_snapshot.mjs"
+SNAPSHOT_CACHE = ROOT / "build" / "cache" / "dist-snapshot"
 LICENSE = ROOT / "LICENSE"
 
 ENTRY = "webnn-polyfill.js"
@@ -58,7 +66,12 @@ TYPES_NAME = "webnn-polyfill.d.ts"
 MANIFEST = "manifest.json"
 LOCK_NAME = "pyodide-lock.json"
 CONFIG_NAME = "runtime-config.json"
+SNAPSHOT_NAME = "memory-snapshot.bin"
 RUNTIME_PREFIX = "runtime-"
+PYODIDE_PREFIX = "pyodide-"
+# Pyodide's own files, as released: a folder of their own (loadPyodide()'s indexURL), whose
+# hash changes only with Pyodide, so a new webnn_py leaves pyodide.asm.wasm cached.
+PYODIDE_OWN = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm")
 HASH_LENGTH = 16          # hex digits of sha256 in the folder name (64 bits)
 ROOT_PACKAGE = "webnn-py"  # what the shim's loadPackage() asks for; numpy comes as its dependency
 
@@ -81,6 +94,11 @@ class DistError(Exception):
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def sri_sha256(data: bytes) -> str:
+    """The integrity a fetch() of `data` carries (the form Pyodide's loadPackage() uses)."""
+    return "sha256-" + base64.b64encode(hashlib.sha256(data).digest()).decode()
 
 
 def subresource_integrity(data: bytes) -> str:
@@ -147,7 +165,7 @@ def runtime_files(runtime_dir: Path = RUNTIME_DIR) -> dict[str, tuple[bytes, str
         raise DistError(str(error)) from None
     # Only the shipped packages stay in the lock (nothing else can be loaded from here),
     # each wheel trimmed to the modules imported, as bytecode (numpy's from its bytecode wheel).
-    shipped = {}
+    shipped, side_modules = {}, []
     for name in packages:
         entry = lock["packages"][name]
         data = read(runtime_dir / entry["file_name"])
@@ -156,19 +174,32 @@ def runtime_files(runtime_dir: Path = RUNTIME_DIR) -> dict[str, tuple[bytes, str
         module = entry["imports"][0] if entry.get("imports") else name.replace("-", "_")
         data = dist_trim.sourceless_wheel(data, dist_trim.package_files(modules, module),
                                           read(runtime_dir / bytecode) if name == "numpy" else None)
+        data, extensions = dist_trim.split_extension_modules(data)
+        for path, wasm in sorted(extensions.items()):
+            files[dist_trim.extension_module_file(path)] = (
+                wasm, f"boot: {name}'s extension module {path}, compiled by streaming while loadPyodide() runs")
+            side_modules.append({"file": dist_trim.extension_module_file(path), "path": dist_trim.SITE_PACKAGES + path,
+                                 "integrity": sri_sha256(wasm)})
         shipped[name] = dict(entry, sha256=sha256_hex(data))
-        files[entry["file_name"]] = (data, f"boot: the {name} package, only the modules imported, as bytecode")
-    files[LOCK_NAME] = (json.dumps(dict(lock, packages=shipped), indent=1, sort_keys=True).encode() + b"\n",
-                        f"boot: the package index, trimmed to {', '.join(packages)}")
+        files[entry["file_name"]] = (data, f"boot: the {name} package, only the modules imported, as bytecode"
+                                           + (", without its extension modules" if extensions else ""))
+    files[LOCK_NAME] = (lock_bytes(dict(lock, packages=shipped)), f"boot: the package index, trimmed to {', '.join(packages)}")
     # prefetch: the wheels, which the shim fetches while loadPyodide() runs (bootPython), with
     # the integrity Pyodide's loadPackage() puts on its own fetch of them (the lock's sha256)
+    # sideModules: the extension modules split out of the wheels, which the shim compiles
+    # by streaming while loadPyodide() runs and links at their place in site-packages
+    # (build() adds indexURL and memorySnapshot)
     shipped_config = {"source": "local", "wheel": config["wheel"], "prefetch": [
         {"file": shipped[name]["file_name"],
          "integrity": "sha256-" + base64.b64encode(bytes.fromhex(shipped[name]["sha256"])).decode()}
-        for name in packages]}
+        for name in packages], "sideModules": side_modules}
     files[CONFIG_NAME] = (json.dumps(shipped_config, indent=2).encode() + b"\n",
                           "boot: first request, tells the shim what to load")
     return files
+
+
+def lock_bytes(lock: dict) -> bytes:
+    return json.dumps(lock, indent=1, sort_keys=True).encode() + b"\n"
 
 
 def read(path: Path) -> bytes:
@@ -211,17 +242,70 @@ def prune_cache(keep: set[str], cache: Path = COMPRESSED_CACHE) -> None:
             path.unlink(missing_ok=True)
 
 
+def memory_snapshot(pyodide: dict[str, tuple[bytes, str]], runtime: dict[str, tuple[bytes, str]],
+                    config: dict) -> bytes:
+    """Python's memory after loadPyodide() from these files (tools/dist_snapshot.mjs, under
+    Node), cached by the content of what makes it."""
+    key = hashlib.sha256(read(SNAPSHOT_SCRIPT))
+    for name in sorted(pyodide):
+        key.update(f"{name}\0{sha256_hex(pyodide[name][0])}\n".encode())
+    key.update(sha256_hex(runtime["python_stdlib.zip"][0]).encode())
+    cached = SNAPSHOT_CACHE / f"{key.hexdigest()[:32]}.bin"
+    if cached.is_file():
+        return cached.read_bytes()
+    node = shutil.which("node")
+    if node is None:
+        raise DistError("node is needed to make the memory snapshot (tools/dist_snapshot.mjs): run ./dev setup")
+    with tempfile.TemporaryDirectory(prefix="webnn-snapshot-") as folder:
+        index = Path(folder, config["indexURL"].strip("./"))
+        index.mkdir()
+        for name, (data, _) in pyodide.items():
+            (index / name).write_bytes(data)
+        here = Path(folder, "runtime")
+        here.mkdir()
+        for name in ("python_stdlib.zip", LOCK_NAME):
+            (here / name).write_bytes(runtime[name][0])
+        (here / CONFIG_NAME).write_text(json.dumps(config))
+        out = Path(folder, SNAPSHOT_NAME)
+        run = subprocess.run([node, str(SNAPSHOT_SCRIPT), str(here), str(out)], capture_output=True, text=True,
+                             env={"PATH": os.environ.get("PATH", "")})
+        if run.returncode != 0 or not out.is_file():
+            raise DistError(f"tools/dist_snapshot.mjs failed: {run.stderr.strip()[-2000:]}")
+        snapshot = out.read_bytes()
+    SNAPSHOT_CACHE.mkdir(parents=True, exist_ok=True)
+    for old in SNAPSHOT_CACHE.glob("*.bin"):
+        old.unlink(missing_ok=True)
+    cached.write_bytes(snapshot)
+    return snapshot
+
+
 def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
     """Write dist_dir (replacing it whole) and return its manifest."""
     with build_lock("runtime"):   # tools/setup_runtime.py may be replacing the wheel right now
         runtime = runtime_files(runtime_dir)
+    pyodide = {name: runtime.pop(name) for name in PYODIDE_OWN}
+    pyodide_folder = PYODIDE_PREFIX + folder_hash(pyodide)
+    config = json.loads(runtime[CONFIG_NAME][0])
+    config["indexURL"] = f"../{pyodide_folder}/"   # loadPyodide()'s indexURL, relative to the runtime folder
+    snapshot = memory_snapshot(pyodide, runtime, config)
+    runtime[SNAPSHOT_NAME] = (snapshot, "after the boot, in the background, kept for the next visit "
+                                        "(JavaScriptCore: at boot): Python's memory after loadPyodide()")
+    config["memorySnapshot"] = {"file": SNAPSHOT_NAME, "integrity": sri_sha256(snapshot)}
+    runtime[CONFIG_NAME] = (json.dumps(config, indent=2).encode() + b"\n", runtime[CONFIG_NAME][1])
     folder = RUNTIME_PREFIX + folder_hash(runtime)
+    # Pyodide resolves the lock's file names against indexURL: "../runtime-<hash>/<wheel>". The
+    # folder's hash covered the lock with the bare names (the hash cannot cover its own value).
+    lock = json.loads(runtime[LOCK_NAME][0])
+    for package in lock["packages"].values():
+        package["file_name"] = f"../{folder}/{package['file_name']}"
+    runtime[LOCK_NAME] = (lock_bytes(lock), runtime[LOCK_NAME][1])
     entry = entry_script(folder, read(SHIM).decode(), read(METADATA).decode())
     files = {ENTRY: (entry, "the script tag; boots the runtime at once (or at the first createContext() "
                             "with lazy: true)"),
              TYPES_NAME: (read(TYPES), "never fetched: TypeScript declarations for the compiler"),
              LICENSE.name: (read(LICENSE), "never fetched: the license (Apache-2.0)")}
     files.update({f"{folder}/{name}": content for name, content in runtime.items()})
+    files.update({f"{pyodide_folder}/{name}": content for name, content in pyodide.items()})
 
     manifest = {
         "name": "webnn-py",
@@ -229,6 +313,7 @@ def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
         "entry": ENTRY,
         "integrity": subresource_integrity(entry),
         "runtime": folder + "/",
+        "pyodide": pyodide_folder + "/",
         "files": {},
     }
     part = dist_dir.with_name(dist_dir.name + ".part")

@@ -3,8 +3,8 @@
 //
 //     node tools/dist_imports.mjs RUNTIME_DIR
 //
-// Boots Pyodide from RUNTIME_DIR (build/pyodide) the way the shim boots it
-// (loadPyodide, then one loadPackage of numpy, webnn-py and numpy's bytecode, which
+// Boots Pyodide from RUNTIME_DIR (build/pyodide, or dist/'s runtime folder) the way the
+// shim boots it (loadPyodide, dist/'s extension modules linked, then one loadPackage of numpy, webnn-py and numpy's bytecode, which
 // imports Pyodide's own unpacking code), imports webnn_py.browser.bridge, then every
 // module of webnn_py that runs in a page (all but the host-only serve and run_model)
 // and every module those files import anywhere, at module level or inside a function
@@ -22,11 +22,24 @@ if (!runtimeDir) {
   console.error("usage: node tools/dist_imports.mjs RUNTIME_DIR");
   process.exit(2);
 }
-const indexURL = path.resolve(runtimeDir) + "/";
-const config = JSON.parse(await (await import("node:fs/promises")).readFile(indexURL + "runtime-config.json", "utf8"));
+const fs = await import("node:fs/promises");
+const runtimeURL = path.resolve(runtimeDir) + "/";
+const config = JSON.parse(await fs.readFile(runtimeURL + "runtime-config.json", "utf8"));
+// dist/ keeps Pyodide's own files in a folder of their own (config.indexURL, relative)
+const indexURL = config.indexURL && config.source !== "cdn" ? path.resolve(runtimeURL, config.indexURL) + "/" : runtimeURL;
 const { loadPyodide } = await import(pathToFileURL(indexURL + "pyodide.mjs").href);
-const pyodide = await loadPyodide({ indexURL, fullStdLib: false });
-const extra = config.numpyBytecode ? [indexURL + config.numpyBytecode] : [];
+const pyodide = await loadPyodide({ indexURL, fullStdLib: false, lockFileURL: runtimeURL + "pyodide-lock.json",
+                                    stdLibURL: runtimeURL + "python_stdlib.zip" });
+// dist/'s extension modules, split out of the wheels, linked as the shim links them
+// (js_shim/webnn-polyfill.js, linkSideModules): by Emscripten's linker, kept in preloadedWasm.
+for (const side of config.sideModules || []) {
+  const module = await WebAssembly.compile(await fs.readFile(runtimeURL + side.file));
+  const flags = { loadAsync: true, nodelete: true, allowUndefined: true };
+  pyodide._module.preloadedWasm[side.path] = await pyodide._module.loadWebAssemblyModule(module, flags, side.path, {});
+  pyodide.FS.mkdirTree(path.dirname(side.path));
+  pyodide.FS.writeFile(side.path, new Uint8Array(0));
+}
+const extra = config.numpyBytecode ? [runtimeURL + config.numpyBytecode] : [];
 await pyodide.loadPackage(["numpy", "webnn-py", ...extra], { messageCallback: () => {} });
 pyodide.FS.mkdirTree("/src");
 pyodide.FS.mount(pyodide.FS.filesystems.NODEFS,

@@ -190,6 +190,36 @@ def sourceless_wheel(wheel: bytes, keep: set[str], bytecode: bytes | None = None
     return write_wheel(files, f"{dist_info}/RECORD")
 
 
+EXTENSION_SUFFIX = ".cpython-312-wasm32-emscripten.so"
+
+
+def split_extension_modules(wheel: bytes) -> tuple[bytes, dict[str, bytes]]:
+    """The wheel without its extension modules, and {wheel path: wasm} of those modules.
+
+    dist/ serves each extension module as a file of its own (`application/wasm`), which the
+    shim compiles by streaming while loadPyodide() runs, where the engine can keep the
+    compiled code in its code cache (V8 does for streamed, cacheable responses), instead of
+    Pyodide compiling the bytes it unpacked from the wheel on every visit."""
+    source = zipfile.ZipFile(io.BytesIO(wheel))
+    files, modules = {}, {}
+    for info in source.infolist():
+        if info.filename.endswith("/RECORD"):
+            record = info.filename
+        elif info.filename.endswith(EXTENSION_SUFFIX):
+            modules[info.filename] = source.read(info)
+        elif not info.filename.endswith("/"):
+            files[info.filename] = source.read(info)
+    return write_wheel(files, record), modules
+
+
+def extension_module_file(path: str) -> str:
+    """The dist/ file name of an extension module: "numpy/_core/_x.cpython-312-….so" ->
+    "numpy._core._x.wasm" (the module's dotted name)."""
+    if not path.endswith(EXTENSION_SUFFIX):
+        raise TrimError(f"{path}: not a CPython 3.12 wasm32-emscripten extension module")
+    return path[:-len(EXTENSION_SUFFIX)].replace("/", ".") + ".wasm"
+
+
 def write_wheel(files: dict[str, bytes], record_name: str) -> bytes:
     """A wheel (zip) of `files` with a RECORD listing each file's sha256 and size."""
     import base64

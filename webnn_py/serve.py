@@ -36,7 +36,7 @@ DIST_PREFIX = "/dist/"
 # Headers that let a page of another origin (cross-origin isolated too) use a file.
 CROSS_ORIGIN_HEADERS = {"Access-Control-Allow-Origin": "*", "Cross-Origin-Resource-Policy": "cross-origin"}
 # dist/'s files whose names carry a content hash (tools/build_dist.py): cacheable for good.
-HASHED_DIST_PATH = re.compile(r"runtime-[0-9a-f]{16}/")
+HASHED_DIST_PATH = re.compile(r"(runtime|pyodide)-[0-9a-f]{16}/")
 IMMUTABLE = "public, max-age=31536000, immutable"
 # Precompressed copies beside dist/'s files, in order of preference.
 ENCODINGS = (("br", ".br"), ("gzip", ".gz"))

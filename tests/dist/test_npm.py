@@ -48,7 +48,7 @@ def test_the_tarball_holds_dist_only(tarball, manifest):
     with tarfile.open(tarball) as tar:
         names = {n.removeprefix("package/") for n in tar.getnames()}
     assert "package.json" in names and "dist/webnn-polyfill.js" in names
-    assert f"dist/{manifest['runtime']}pyodide.asm.wasm" in names
+    assert f"dist/{manifest['pyodide']}pyodide.asm.wasm" in names
     assert {n for n in names if not n.startswith("dist/")} <= {"package.json", "README.md", "LICENSE"}, names
     assert "LICENSE" in names and "dist/LICENSE" in names
 
@@ -79,7 +79,7 @@ def test_pages_served_from_node_modules(project, manifest, browser):
             outcome = run_page(browser, f"{url}/{page}")
             assert "error" not in outcome, (page, outcome["error"])
             assert outcome["values"] == EXPECTED, page
-            assert f"{url}/node_modules/webnn-py/dist/{manifest['runtime']}pyodide.asm.wasm" in outcome["resources"]
+            assert f"{url}/node_modules/webnn-py/dist/{manifest['pyodide']}pyodide.asm.wasm" in outcome["resources"]
 
 
 def test_typescript_finds_the_types_through_the_package(project, tmp_path):

@@ -72,8 +72,8 @@ def test_cors_and_corp_only_on_the_polyfills_files(root, pyodide_runtime, dist):
 
 
 def test_dist_is_served_as_a_static_host_should(dist, manifest):
-    wasm = f"/dist/{manifest['runtime']}pyodide.asm.wasm"
-    raw = (dist / manifest["runtime"] / "pyodide.asm.wasm").read_bytes()
+    wasm = f"/dist/{manifest['pyodide']}pyodide.asm.wasm"
+    raw = (dist / manifest["pyodide"] / "pyodide.asm.wasm").read_bytes()
     with PolyfillServer(dist=dist) as server:
         status, headers, body = get(server, "/dist/webnn-polyfill.js", {"Accept-Encoding": "gzip, deflate, br"})
         assert status == 200 and headers["cache-control"] == "no-cache"

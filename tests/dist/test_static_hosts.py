@@ -45,9 +45,9 @@ def test_a_plain_static_server_at_a_sub_path(site, manifest, browser, page):
     assert "error" not in outcome, outcome["error"]
     assert outcome["values"] == EXPECTED
     fetched = fetched_from(outcome, f"{url}/{MOUNT}/")
-    runtime = manifest["runtime"]
-    assert {runtime + n for n in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")} <= fetched, fetched
-    assert all(name.startswith(runtime) or name == "webnn-polyfill.js" for name in fetched), fetched
+    runtime, pyodide = manifest["runtime"], manifest["pyodide"]
+    assert {runtime + n for n in ("python_stdlib.zip", "pyodide-lock.json")} | {pyodide + "pyodide.asm.wasm"} <= fetched, fetched
+    assert all(name.startswith((runtime, pyodide)) or name == "webnn-polyfill.js" for name in fetched), fetched
     # Nothing outside the mount (e.g. a /pyodide/ of the dev server's layout); the browser's own
     # favicon request aside.
     assert not [u for u in outcome["resources"] if u.startswith(url) and f"/{MOUNT}/" not in u
@@ -90,7 +90,7 @@ def test_a_cross_origin_isolated_page_with_dist_from_another_origin(site, manife
     for outcome in outcomes:
         assert "error" not in outcome, outcome["error"]
         assert outcome["crossOriginIsolated"] is True and outcome["values"] == EXPECTED
-        assert f"{manifest['runtime']}pyodide.asm.wasm" in fetched_from(outcome, f"{host.url}/dist/")
+        assert f"{manifest['pyodide']}pyodide.asm.wasm" in fetched_from(outcome, f"{host.url}/dist/")
 
 
 def test_the_demo_from_a_plain_static_server(site, browser):

@@ -60,7 +60,7 @@ def test_the_wheels_hold_one_form_of_code_and_no_unused_subpackage(runtime):
     for package, absent in (("numpy", ("numpy/random/", "numpy/fft/", "numpy/f2py/", "numpy/tests/",
                                        "numpy/_core/include/")),
                             ("webnn-py", ("webnn_py/serve", "webnn_py/run_model", "webnn_py/kernels/wasm/kernels.c"))):
-        wheel = zipfile.ZipFile(io.BytesIO((runtime / lock["packages"][package]["file_name"]).read_bytes()))
+        wheel = zipfile.ZipFile(io.BytesIO((runtime / Path(lock["packages"][package]["file_name"]).name).read_bytes()))
         names = wheel.namelist()
         assert not [n for n in names if n.endswith((".py", ".pyi")) or "__pycache__" in n], package
         assert not [n for n in names if n.startswith(absent)], package
