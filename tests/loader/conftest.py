@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+# The browser-page tests here (test_browser.py, openvino/test_browser.py, test_while.py's,
+# test_demo.py) run in every selected engine like tests/browser's (--browser or
+# WEBNN_PY_BROWSERS): the same `engine` parametrisation and module-scoped `browser`.
+from tests.browser.conftest import browser, pytest_generate_tests  # noqa: F401
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -1,4 +1,5 @@
-"""The demo end to end (what `./dev demo` runs): the PNG it writes is looked at.
+"""The demo end to end (what `./dev demo --browser ENGINE` runs), in Chromium, Firefox
+and WebKit: the PNG it writes is looked at.
 
 The photo is scikit-image's 512×512 astronaut; the boxes are hand-marked on it
 (demo/run.py's PERSON_BOXES and BACKGROUND_BOXES, repeated here so that the test
@@ -23,10 +24,13 @@ def _crop(image, box, dx=0):
 
 
 @pytest.fixture(scope="module")
-def demo(pyodide_runtime, models_dir, tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo")
-    done = subprocess.run([sys.executable, str(REPO / "demo" / "run.py"), "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
+def demo(engine, pyodide_runtime, models_dir, tmp_path_factory):
+    from tests.browser.conftest import require
+
+    require(engine)
+    out = tmp_path_factory.mktemp(f"demo-{engine}")
+    done = subprocess.run([sys.executable, str(REPO / "demo" / "run.py"), "--out", str(out), "--browser", engine],
+                          capture_output=True, text=True, timeout=900)
     return done, out
 
 

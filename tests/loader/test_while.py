@@ -767,14 +767,13 @@ def test_reduce_min_in_a_loop_condition():
     assert ours["out_x"].min() >= 1.0
 
 
-# -- in headless Chromium ------------------------------------------------------------------------
+# -- in headless Chromium, Firefox and WebKit ----------------------------------------------------
 
-def test_while_model_in_chromium(pyodide_runtime, tmp_path):
+def test_while_model_in_the_browser(browser, tmp_path):
     """The accumulating loop through navigator.ml's MLModelLoader (webnn_py on
     Pyodide, where translate() awaits the body graph's build on the WebLoop)
     matches LiteRT on the host."""
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
 
     a = np.full((2, 3), 1.1, F32)
     b = np.array([0.5, 0.25, 0.125], F32)
@@ -785,14 +784,11 @@ def test_while_model_in_chromium(pyodide_runtime, tmp_path):
     reference = litert_run(model, {"x": x})["out_x"]
     pages = Path(__file__).parent / "pages"
     with PolyfillServer(root=pages, mounts={"/models/": tmp_path, "/data/": tmp_path}) as server, \
-            launch_chromium() as browser:
-        tab = browser.new_page()
-        errors = []
-        tab.on("pageerror", lambda e: errors.append(str(e)))
+            browser.new_page() as tab:
         tab.goto(f"{server.url}/loader.html")
-        tab.wait_for_function("window.loaderRun !== undefined")
-        result = tab.evaluate("(cases) => window.loaderRun(cases)", [{"model": "while.tflite", "input": "x.bin"}])
-    assert not errors, errors
+        tab.wait_for("window.loaderRun !== undefined")
+        result = tab.evaluate('window.loaderRun([{"model": "while.tflite", "input": "x.bin"}])')
+        assert not tab.errors, tab.errors
     got = result["while.tflite"]["values"]["out_x"]
     assert got["type"] == "Float32Array" and got["dimensions"] == [2, 3]
     ours = np.asarray(got["data"], F32).reshape(2, 3)

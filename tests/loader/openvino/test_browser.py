@@ -1,10 +1,11 @@
-"""The IR importer in headless Chromium: Loop models and torch models converted
+"""The IR importer in headless Chromium, Firefox and WebKit: Loop models and torch models converted
 to IR loaded through navigator.ml's MLModelLoader (webnn_py on Pyodide) match
 OpenVINO's CPU plugin on the host (the zero-iteration row: hand-computed); a
 runaway loop rejects compute() with OperationError; an absurd constant shape
 rejects load() with DataError."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -24,19 +25,15 @@ ARRAY_TYPES = {np.dtype(np.float32): "Float32Array", np.dtype(np.int32): "Int32A
 
 
 @pytest.fixture(scope="module")
-def page(pyodide_runtime, tmp_path_factory):
+def page(browser, tmp_path_factory):
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
 
     models = tmp_path_factory.mktemp("ir-models")
-    with PolyfillServer(root=PAGES, mounts={"/models/": models}) as server, launch_chromium() as browser:
-        tab = browser.new_page()
-        errors = []
-        tab.on("pageerror", lambda e: errors.append(str(e)))
+    with PolyfillServer(root=PAGES, mounts={"/models/": models}) as server, browser.new_page() as tab:
         tab.goto(f"{server.url}/openvino.html")
-        tab.wait_for_function("window.openvinoRun !== undefined")
+        tab.wait_for("window.openvinoRun !== undefined")
         yield tab, models
-        assert not errors, errors
+        assert not tab.errors, tab.errors
 
 
 def run_in_page(tab, models: Path, name: str, model, feeds: dict) -> dict[str, np.ndarray]:
@@ -48,7 +45,7 @@ def run_in_page(tab, models: Path, name: str, model, feeds: dict) -> dict[str, n
         value = to_webnn(value)
         (models / f"{name}.{key}.raw").write_bytes(np.ascontiguousarray(value).tobytes())
         inputs.append({"name": key, "dimensions": list(value.shape), "type": ARRAY_TYPES[value.dtype]})
-    got = tab.evaluate("([m, i]) => window.openvinoRun(m, i)", [name, inputs])
+    got = tab.evaluate(f"window.openvinoRun(...{json.dumps([name, inputs])})")
     by_type = {v: k for k, v in ARRAY_TYPES.items()}
     return {key: np.asarray(value["data"], by_type[value["type"]]).reshape(value["dimensions"])
             for key, value in got.items()}
@@ -90,13 +87,13 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_loop_models_match_openvino_in_chromium(page, case):
+def test_loop_models_match_openvino_in_the_browser(page, case):
     tab, models = page
     model, feeds = CASES[case]()
     check_against_openvino(run_in_page(tab, models, case, model, feeds), model, feeds)
 
 
-def test_zero_iterations_in_chromium_hand_computed(page):
+def test_zero_iterations_in_the_browser_hand_computed(page):
     """A false execution condition: the initial value and an empty concatenation
     (OpenVINO's CPU plugin fails here; the values follow Loop-5's text)."""
     tab, models = page
@@ -107,7 +104,7 @@ def test_zero_iterations_in_chromium_hand_computed(page):
     np.testing.assert_array_equal(got[1], [9])
 
 
-def test_runaway_loop_rejects_with_operation_error_in_chromium(page):
+def test_runaway_loop_rejects_with_operation_error_in_the_browser(page):
     tab, models = page
     acc = ops.parameter([1], np.float32, name="acc")
     r_acc = ops.result(ops.add(acc, ops.constant(np.array([1], np.float32))))
@@ -117,18 +114,18 @@ def test_runaway_loop_rejects_with_operation_error_in_chromium(page):
     (last,) = build_loop(ops.constant(np.int64(-1)), ops.constant(True), body, merged=[(acc, init, r_acc)],
                          last=[r_acc], condition_result=r_cond)
     save(ov.Model([ops.result(last)], [init], "m"), models, "runaway")
-    result = tab.evaluate("(m) => window.openvinoRunaway(m)", "runaway")
+    result = tab.evaluate("window.openvinoRunaway('runaway')")
     assert result["error"] is not None and result["error"]["name"] == "OperationError", result
     assert "maxIterations (200)" in result["error"]["message"]
 
 
-def test_absurd_constant_shape_is_a_data_error_in_chromium(page):
+def test_absurd_constant_shape_is_a_data_error_in_the_browser(page):
     """Issue 19, item 11: a Const of shape [2147483648, 2147483648, 0] makes
     load() reject with a DataError naming the layer (it was "internal error")."""
     from .test_cli_and_limits import _absurd_constant_ir
     tab, models = page
     (models / "absurd.xml").write_bytes(_absurd_constant_ir("2147483648,2147483648,0"))
-    error = tab.evaluate("""async () => {
+    error = tab.evaluate("""(async () => {
         const context = await navigator.ml.createContext();
         const xml = await (await fetch('/models/absurd.xml')).arrayBuffer();
         try {
@@ -137,6 +134,6 @@ def test_absurd_constant_shape_is_a_data_error_in_chromium(page):
         } catch (e) {
             return {name: e.name, message: e.message, isDOMException: e instanceof DOMException};
         }
-    }""")
+    })()""")
     assert error is not None and error["name"] == "DataError" and error["isDOMException"], error
     assert "layer 0 'c' (Const): shape [2147483648, 2147483648, 0]" in error["message"]
