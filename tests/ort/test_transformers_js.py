@@ -22,7 +22,7 @@ MODEL_ID = "tiny-bert"
 ATOL = 1e-4
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def hub(tmp_path_factory):
     """The model folder transformers.js reads for MODEL_ID, and the host's expected result."""
     pytest.importorskip("onnxruntime")
