@@ -228,3 +228,19 @@ def test_shipped_runtime_is_served_immutable_under_its_hash(tree):
         for missing in ("/__wpt_runner__/runtime-0123/other.js", "/__wpt_runner__/runtime-9999/pyodide.asm.wasm"):
             with pytest.raises(urllib.error.HTTPError):
                 fetch(server.url + missing)
+
+
+def test_upstream_expectation_files_load_and_give_reasons():
+    # The shipped files: each engine's layers onto the common one; every deviation says why.
+    from pathlib import Path
+
+    folder = Path(wrappers.__file__).parent / "expectations"
+    common = folder / "upstream-2025-03-31-cpu.json"
+    for engine in ("chromium", "firefox", "webkit"):
+        layered = expectations.Expectations.load_all([common, folder / f"upstream-2025-03-31-cpu-{engine}.json"])
+        assert layered.test_status("/webnn/validation_tests/pad.https.any.html?cpu") == ["OK"]
+    data = json.loads(common.read_text(encoding="utf-8"))
+    for key, value in data.items():
+        if key.startswith("/") and isinstance(value, dict):
+            for name, subtest in value.get("subtests", {}).items():
+                assert isinstance(subtest, dict) and subtest.get("reason"), (key, name)
