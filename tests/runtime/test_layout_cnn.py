@@ -63,9 +63,53 @@ def test_fire_module_concat_stays_channels_last():
     plan, _ = build(make, {"x": x}, w)
     names = kinds(plan)
     assert names.count("transpose") == 2, names
-    assert names.count("conv2d+relu") == 4 and "concat" in names, names
+    # The expands write the concat's channels themselves (fusion.py _concat_in_place).
+    assert names.count("conv2d+relu") == 2 and "conv2d+relu+conv2d+relu+concat" in names, names
     tw = {k: t64(v) for k, v in w.items()}
     s = F.relu(F.conv2d(F.relu(F.conv2d(t64(x), tw["stem"], padding=1)), tw["sq"]))
     ref = F.max_pool2d(torch.cat([F.relu(F.conv2d(s, tw["e1"])), F.relu(F.conv2d(s, tw["e3"], padding=1))], 1),
                        3, 2, ceil_mode=True)
     assert_close(plan.execute({"x": x})["y"], ref.numpy(), atol=1e-4, what="fire module")
+
+
+@pytest.mark.parametrize("kernels_build", ["host", "c-sgemm"])
+def test_fire_module_concat_is_written_in_place_by_its_expands(kernels_build, monkeypatch):
+    """The two expands (a 1x1 and a 3x3 conv, each with its relu) write their channels of the
+    concat's buffer (fusion.py _concat_in_place, convolution.py pixel_rows): one step, no
+    concatenation; bit for bit the plan that concatenates, and torch's values."""
+    if kernels_build == "c-sgemm":
+        import webnn_py.kernels as kernels_module
+        from tests.kernels.conftest import build_kernels
+        from webnn_py.kernels import NATIVE_LIBRARY, Kernels, native_library
+        build_kernels()
+        own = Kernels(native_library(NATIVE_LIBRARY), "native")
+        monkeypatch.setattr(kernels_module, "simd", lambda: own)
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 3, 13, 13)).astype(np.float32)
+    w = {"stem": rng.standard_normal((12, 3, 3, 3)).astype(np.float32) * 0.4,
+         "sq": rng.standard_normal((6, 12, 1, 1)).astype(np.float32) * 0.4,
+         "e1": rng.standard_normal((10, 6, 1, 1)).astype(np.float32) * 0.4,
+         "b1": rng.standard_normal(10).astype(np.float32),
+         "e3": rng.standard_normal((7, 6, 3, 3)).astype(np.float32) * 0.2,
+         "b3": rng.standard_normal(7).astype(np.float32)}
+
+    def make(g, o):
+        stem = g.relu(g.conv2d(o["x"], o["stem"], {"padding": [1] * 4}))
+        squeezed = g.relu(g.conv2d(stem, o["sq"]))
+        e1 = g.relu(g.conv2d(squeezed, o["e1"], {"bias": o["b1"]}))
+        e3 = g.relu(g.conv2d(squeezed, o["e3"], {"bias": o["b3"], "padding": [1] * 4}))
+        return {"y": g.concat([e1, e3], 1)}
+    plan, _ = build(make, {"x": x}, w)
+    assert "conv2d+relu+conv2d+relu+concat" in kinds(plan), kinds(plan)
+    got = plan.execute({"x": x})["y"]
+    monkeypatch.setattr(fusion, "_concat_parts", lambda *args: None)
+    separate, _ = build(make, {"x": x}, w)
+    assert "concat" in kinds(separate)
+    assert_same_bits(got, separate.execute({"x": x})["y"])
+    tw = {k: t64(v) for k, v in w.items()}
+    squeezed = F.relu(F.conv2d(F.relu(F.conv2d(t64(x), tw["stem"], padding=1)), tw["sq"]))
+    want = torch.cat([F.relu(F.conv2d(squeezed, tw["e1"], tw["b1"])),
+                      F.relu(F.conv2d(squeezed, tw["e3"], tw["b3"], padding=1))], 1)
+    assert_close(got, want.numpy(), atol=1e-4, what="fire module")
+    x2 = rng.standard_normal((1, 3, 13, 13)).astype(np.float32)           # a second dispatch
+    assert_same_bits(plan.execute({"x": x2})["y"], separate.execute({"x": x2})["y"])

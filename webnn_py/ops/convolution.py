@@ -302,10 +302,10 @@ class Conv2dPlan:
                 for b in range(n):
                     fast.gemm(self.matrix, x[b], bias_m=bias, out=out[b])
                 return out.reshape(self.output_shape)
-            return fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias,
-                             residual=None if residual is None else residual.reshape(n * hw, o), clamp=clamp,
-                             packed_b=self.packed, out=None if out is None else out.reshape(n * hw, o)
-                             ).reshape(self.output_shape)
+            result = fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias,
+                               residual=None if residual is None else residual.reshape(n * hw, o), clamp=clamp,
+                               packed_b=self.packed, out=None if out is None else pixel_rows(out))
+            return result.reshape(self.output_shape) if out is None else out
         if nchw or n != 1:
             return self._numpy_with_bias(x, bias)
         return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias, residual, clamp, out)
@@ -327,7 +327,7 @@ class Conv2dPlan:
         block = max(1, min(self.out_h, self.BLOCK_ELEMENTS // max(1, depth * ow)))
         if out is None:
             out = np.empty(self.output_shape, np.float32)
-        rows_out = out.reshape(self.out_h * ow, o)
+        rows_out = pixel_rows(out)
         residual_rows = None if residual is None else residual.reshape(self.out_h * ow, o)
         cols = np.empty(block * ow * depth, np.float32)
         pads = (self.padding[0], self.padding[2])
@@ -469,6 +469,22 @@ class Conv2dPlan:
         y += bias.reshape(-1, 1, 1) if self.layout == "nchw" else bias
 
 
+def pixel_rows(out: np.ndarray) -> np.ndarray:
+    """An NHWC output [n, h, w, c] as its [n h w, c] matrix of pixel rows, without a copy:
+    also for a channel slice of a wider buffer (a concat's part written in place, rows
+    further apart than c; the GEMM takes them ldc apart). Its leading axes must step
+    evenly (numpy's reshape would copy otherwise, and the result would be lost)."""
+    *lead, channels = out.shape
+    rows = int(np.prod(lead))
+    if out.flags.c_contiguous:
+        return out.reshape(rows, channels)
+    step = out.strides[-2]
+    for axis in range(len(lead) - 1):
+        if out.shape[axis] > 1 and out.strides[axis] != out.shape[axis + 1] * out.strides[axis + 1]:
+            raise ValueError(f"conv2d: an output view with strides {out.strides} is not rows of pixels")
+    return np.lib.stride_tricks.as_strided(out, (rows, channels), (step, out.strides[-1]))
+
+
 def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | None, attributes: dict,
                    output_desc: OperandDescriptor):
     """A conv2d kernel specialised once (§8.9.10): with a constant filter, its
@@ -489,8 +505,10 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
         y = plan(x.astype(ctype, copy=False), None if bias is None else bias.astype(ctype, copy=False), out=out)
         return [y.astype(out_dtype, copy=False)]
     kernel.plan = fixed
-    # float32 on a C path: the plan may hand the kernel a buffer to write into.
+    # float32 on a C path: the plan may hand the kernel a buffer to write into; on the GEMM
+    # paths also a channel slice of a wider one (pixel_rows: a concat written in place).
     kernel.writes_into = fixed is not None and fixed.writes_into() and out_dtype == np.float32
+    kernel.strided_out = kernel.writes_into and fixed.takes_residual()
     if fixed is not None and (fixed.takes_residual() or fixed.depthwise_kernel is not None):
         def epilogue(extra_bias, residual_at, clamp):
             """For the compiler's fusion: a following residual add ((conv + bias) + residual,
@@ -504,6 +522,7 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
                 residual = None if residual_at is None else np.ascontiguousarray(inputs[residual_at])
                 return [fixed(x, bias, residual, clamp, out)]
             fused.writes_into = fixed.writes_into()
+            fused.strided_out = fixed.takes_residual()
             return fused
         kernel.epilogue = epilogue
     return kernel

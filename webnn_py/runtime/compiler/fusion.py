@@ -78,8 +78,13 @@ def fuse(units: list[Unit], outputs: Mapping[str, Value], constant_of: Callable)
     producer_at: dict[int, int] = {}          # id(value) -> index in result of the unit computing it
     for unit in units:
         index = _view_point(unit, reads, graph_outputs, producer_at, result)
+        parts = _concat_parts(unit, reads, graph_outputs, producer_at, result)
         if index is not None:
             unit, result[index] = _absorb_view(result[index], unit), None
+        elif parts is not None:
+            unit = _concat_in_place([result[i] for i in parts], unit)
+            for i in parts:
+                result[i] = None
         elif (position := _fusion_point(unit, reads, graph_outputs, producer_at, result)) is not None:
             index, operand = position
             merged = _into_epilogue(result[index], unit, operand, constant_of)
@@ -353,6 +358,56 @@ def _absorb_view(producer: Unit, view: Unit) -> Unit:
     else:
         merged.epilogue = None
     merged.bias, merged.residual_at, merged.clamp = producer.bias, producer.residual_at, producer.clamp
+    return merged
+
+
+def _concat_parts(unit: Unit, reads, graph_outputs, producer_at, result) -> list[int] | None:
+    """The indices of the producer units of a float32 concat along its last axis (channels,
+    in a channels-last stack: a fire module's two expands) when each part is computed by its
+    own unit that nothing else reads and that can write a channel slice of a wider buffer
+    (`strided_out`, without a residual), else None."""
+    if len(unit.nodes) != 1 or unit.kind != "concat" or not _is_float32(unit.outputs[0]):
+        return None
+    if unit.nodes[0].attributes["axis"] != unit.outputs[0].descriptor.rank - 1:
+        return None
+    indices = []
+    for value in unit.inputs:
+        index = producer_at.get(id(value))
+        if (index is None or result[index] is None or index in indices or reads.get(id(value)) != 1
+                or id(value) in graph_outputs or value.descriptor.element_count == 0):
+            return None
+        producer = result[index]
+        if (len(producer.outputs) != 1 or producer.residual_at is not None
+                or not getattr(producer.kernel, "strided_out", False)):
+            return None
+        indices.append(index)
+    return indices
+
+
+def _concat_in_place(producers: list[Unit], concat: Unit) -> Unit:
+    """§8.9.9 concat written by its parts' producers: each writes its channels' slice of the
+    concat's buffer (rows ldc apart), one after the other, so the parts never exist apart and
+    nothing is copied; the values are the producers' own."""
+    shape = concat.outputs[0].descriptor.shape
+    pieces, offset, start = [], 0, 0
+    for producer in producers:
+        width = producer.outputs[0].descriptor.shape[-1]
+        pieces.append((producer.kernel, producer.nodes[0].attributes, [v.descriptor for v in producer.outputs],
+                       offset, len(producer.inputs), start, width))
+        offset += len(producer.inputs)
+        start += width
+
+    def kernel(inputs, _attributes, _outputs, out=None):
+        out = np.empty(shape, _FLOAT32) if out is None else out
+        for run, attributes, descriptors, first, count, channel, width in pieces:
+            run(inputs[first:first + count], attributes, descriptors, out=out[..., channel:channel + width])
+        return [out]
+    kernel.writes_into = True
+    merged = Unit(producers[0].nodes[0], kernel)
+    merged.nodes = [node for producer in producers for node in producer.nodes] + concat.nodes
+    merged.inputs = [v for producer in producers for v in producer.inputs]
+    merged.outputs = list(concat.outputs)
+    merged.epilogue = None
     return merged
 
 
