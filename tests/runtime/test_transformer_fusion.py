@@ -192,3 +192,16 @@ def test_a_classifier_head_is_one_step(gemm_path):
     v = F.conv2d(t64(x), tw["dw"], groups=8, padding=1).mean((2, 3))
     want = F.hardswish(v @ tw["w1"].T + tw["b1"]) @ tw["w2"].T + tw["b2"]
     assert_close(plan.execute({"x": x})["y"], want.numpy(), atol=1e-4, what="head")
+
+
+def test_products_of_computed_operands_write_their_concat_slices(gemm_path):
+    """concat along the last axis of two matmuls of computed operands: each GEMM writes its
+    columns of the concat's buffer (fusion.py _concat_in_place); torch's values."""
+    a, b, c = _f32(2, 5, 8), _f32(2, 8, 6), _f32(2, 8, 3)
+    plan, plain = build(lambda g, o: {"y": g.relu(g.concat([g.matmul(o["a"], o["b"]), g.matmul(o["a"], o["c"])], 2))},
+                        {"a": a, "b": b, "c": c})
+    assert kinds(plan) == ["matmul+matmul+concat+relu"], kinds(plan)
+    got = plan.execute({"a": a, "b": b, "c": c})["y"]
+    want = torch.relu(torch.cat([t64(a) @ t64(b), t64(a) @ t64(c)], 2))
+    assert_close(got, want.numpy(), atol=1e-5, what="concat of products")
+    assert_close(got, plain.execute({"a": a, "b": b, "c": c})["y"], atol=1e-6, what="vs unfused")
