@@ -7,6 +7,7 @@ import pytest
 
 from tests.portable.expect import assert_close
 from tests.runtime.test_compiler import assert_same_bits, build, kinds, t64
+from tests.runtime.test_transformer_fusion import gemm_path  # noqa: F401 - the fixture
 from webnn_py.runtime.compiler import fusion
 
 torch = pytest.importorskip("torch")
@@ -72,18 +73,11 @@ def test_fire_module_concat_stays_channels_last():
     assert_close(plan.execute({"x": x})["y"], ref.numpy(), atol=1e-4, what="fire module")
 
 
-@pytest.mark.parametrize("kernels_build", ["host", "c-sgemm"])
-def test_fire_module_concat_is_written_in_place_by_its_expands(kernels_build, monkeypatch):
+def test_fire_module_concat_is_written_in_place_by_its_expands(gemm_path, monkeypatch):
     """The two expands (a 1x1 and a 3x3 conv, each with its relu) write their channels of the
     concat's buffer (fusion.py _concat_in_place, convolution.py pixel_rows): one step, no
-    concatenation; bit for bit the plan that concatenates, and torch's values."""
-    if kernels_build == "c-sgemm":
-        import webnn_py.kernels as kernels_module
-        from tests.kernels.conftest import build_kernels
-        from webnn_py.kernels import NATIVE_LIBRARY, Kernels, native_library
-        build_kernels()
-        own = Kernels(native_library(NATIVE_LIBRARY), "native")
-        monkeypatch.setattr(kernels_module, "simd", lambda: own)
+    concatenation; bit for bit the plan that concatenates, and torch's values; with the
+    host's GEMM and with kernels.c's own (gemm_path)."""
     rng = np.random.default_rng(8)
     x = rng.standard_normal((1, 3, 13, 13)).astype(np.float32)
     w = {"stem": rng.standard_normal((12, 3, 3, 3)).astype(np.float32) * 0.4,
