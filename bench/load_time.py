@@ -205,7 +205,7 @@ def main() -> int:
     if args.no_snapshot:
         print(f"polyfill without memory snapshot / bare first visit: {median('no-snapshot', 'first') / bare_first:.2f}x, "
               f"repeat {median('no-snapshot', 'repeat') / bare_first:.2f}x")
-    print(f"transfer to the first createContext(): {median('polyfill', 'first', 'bytes') / 1e6:.2f} MB brotli "
+    print(f"transfer to the first createContext(): {median('polyfill', 'first', 'bytes') / 1e6:.2f} MB (brotli where the engine accepts it) "
           f"(issue 14: <= 6 MB)" + (f"; bare loadPyodide(): {median('bare', 'first', 'bytes') / 1e6:.2f} MB"
                                     if "bare" in names else ""))
     print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
