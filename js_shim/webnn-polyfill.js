@@ -244,8 +244,8 @@
     PyProxy = pyodide.ffi.PyProxy;
     // The bridge's functions, each looked up once: a PyProxy attribute read is a call
     // into Python (and a new proxy) on every use.
-    bridge = { __proto__: null, ml: loaded.ml, construct: loaded.construct, invoke: loaded.invoke, get: loaded.get,
-               settle: loaded.settle };
+    bridge = { __proto__: null, ml: loaded.ml, construct: loaded.construct, invoke: loaded.invoke,
+               invokePromise: loaded.invoke_promise, get: loaded.get, settle: loaded.settle };
     for (let i = 0; i < pendingML.length; i++) pendingML[i].proxy = bridge.ml;
     pendingML.length = 0;
     mark("ready");
@@ -726,14 +726,18 @@
   // within the API call itself when the work ran at once (readTensor() on an idle
   // timeline), so the page's await continues in this task's microtasks.
   function toPromise(awaitable, realm) {
-    let resolve, reject;
-    const promise = new PromiseCtor((resolveWith, rejectWith) => { resolve = resolveWith; reject = rejectWith; });
-    const fromPython = (outcome) => guarded(settleFromPython, outcome, realm, resolve, reject);
     try {
-      bridge.settle(awaitable, resolve, fromPython);
+      return settledByPython(realm, (resolve, fromPython) => bridge.settle(awaitable, resolve, fromPython));
     } finally {
       awaitable.destroy();
     }
+  }
+
+  // A new promise, which `start(resolve, fromPython)` hands to Python to settle.
+  function settledByPython(realm, start) {
+    let resolve, reject;
+    const promise = new PromiseCtor((resolveWith, rejectWith) => { resolve = resolveWith; reject = rejectWith; });
+    start(resolve, (outcome) => guarded(settleFromPython, outcome, realm, resolve, reject));
     return promise;
   }
 
@@ -781,10 +785,29 @@
   function argumentsForPython(args, nested) {
     const out = [];
     for (let i = 0; i < args.length; i++) {
-      const value = argumentForPython(args[i], nested === null || i >= nested.length || nested[i]);
-      defineProperty(out, i, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+      defineElement(out, i, argumentForPython(args[i], nested === null || i >= nested.length || nested[i]));
     }
     return out;
+  }
+
+  function defineElement(array, index, value) {
+    defineProperty(array, index, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  }
+
+  // A bridge function called as fn(...leading, null, ...arguments for Python): Pyodide
+  // converts each argument as it converts a call's (no JS array to proxy, no helper to run
+  // in Python). A BigInt would arrive as a plain int that way, so when one is among them
+  // the arguments go as one JS array instead, fn(...leading, [arguments]), which the
+  // bindings' helper reads with BigInts marked (bridge.invoke, script_arguments).
+  function callBridge(fn, leading, args, nested) {
+    const values = argumentsForPython(args, nested);
+    let bigint = false;
+    for (let i = 0; i < values.length; i++) if (typeof values[i] === "bigint") bigint = true;
+    const list = [];
+    for (let i = 0; i < leading.length; i++) defineElement(list, i, leading[i]);
+    defineElement(list, leading.length, bigint ? values : null);
+    if (!bigint) for (let i = 0; i < values.length; i++) defineElement(list, leading.length + 1 + i, values[i]);
+    return apply(fn, undefined, list);
   }
 
   function argumentForPython(value, nested) {
@@ -970,12 +993,26 @@
         return promiseReject(error);
       }
     }
-    return callMember(self, interfaceName, member, false,
-                      (impl, kind) => bridge.invoke(impl, member, argumentsForPython(arraySlice(args), kind.nested)));
+    // A promise operation's promise is made here and settled by Python in the same call
+    // (bridge.invoke_promise): no awaitable comes back to wrap and hand over again.
+    return callMember(self, interfaceName, member, false, (impl, kind, realm) => (kind.promise
+      ? settledByPython(realm, (resolve, fromPython) =>
+        callBridge(bridge.invokePromise, [resolve, fromPython, impl, member], arraySlice(args), kind.nested))
+      : callBridge(bridge.invoke, [impl, member], arraySlice(args), kind.nested)));
   }
 
   function getIn(self, interfaceName, attribute) {
-    return callMember(self, interfaceName, attribute, true, (impl) => bridge.get(impl, attribute));
+    return callMember(self, interfaceName, attribute, true, (impl, kind, realm) => {
+      const outcome = bridge.get(impl, attribute);
+      if (!kind.promise) return outcome;
+      let awaitable;
+      try {
+        awaitable = unpackAwaitable(outcome, realm);
+      } catch (error) {
+        return promiseReject(error);
+      }
+      return toPromise(awaitable, realm);
+    });
   }
 
   // A promise-typed member reports every error as a rejected promise (WebIDL §3.7.6).
@@ -989,15 +1026,8 @@
       throw error;
     }
     const realm = weakMapGet(brands, self).realm;
-    const outcome = call(impl, kind);
-    if (!kind.promise) return outward(unpack(outcome, realm));
-    let awaitable;
-    try {
-      awaitable = unpackAwaitable(outcome, realm);
-    } catch (error) {
-      return promiseReject(error);
-    }
-    return toPromise(awaitable, realm);
+    const outcome = call(impl, kind, realm);
+    return kind.promise ? outcome : outward(unpack(outcome, realm));   // a promise: made by `call`
   }
 
   // §8.2.2 createContext() step 2: the SecurityError comes from the policy of the ML

@@ -136,9 +136,26 @@ def construct(interface: str, args):
     return _outcome(make)
 
 
-def invoke(target, member: str, args):
-    # script_arguments: a BigInt argument stays a BigInt (webnn_py.bindings.JsBigInt).
-    return _outcome(lambda: _member(target, member)(*script_arguments(args)))
+def invoke(target, member: str, args, *spread):
+    """`target.member(...)` with the page's arguments: `args`, a JS array of them, read
+    so that a BigInt stays a BigInt (script_arguments: webnn_py.bindings.JsBigInt), or
+    None, the arguments then being `spread`, converted by Pyodide one by one as a call's
+    arguments are (no JS array to proxy, no helper to run). The shim passes them so
+    when none is a BigInt, which would arrive as a plain int."""
+    return _outcome(lambda: _member(target, member)(*(spread if args is None else script_arguments(args))))
+
+
+def invoke_promise(resolve, from_python, target, member: str, args, *spread) -> None:
+    """invoke() of a promise-returning operation, whose outcome settles the page's promise
+    through `resolve` / `from_python` (settle()): a failure to call it rejects it."""
+    outcome = invoke(target, member, args, *spread)
+    if isinstance(outcome, BridgeFailure):
+        from_python(outcome)
+        return
+    try:
+        settle(outcome, resolve, from_python)
+    except Exception as exc:  # noqa: BLE001 - not an awaitable: a bug of ours, reported as one
+        from_python(BridgeFailure(exc))
 
 
 def get(target, attribute: str):

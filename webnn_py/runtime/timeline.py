@@ -186,15 +186,18 @@ class Timeline:
 
 
 def _event_loop() -> asyncio.AbstractEventLoop | None:
+    if _IN_PYODIDE:
+        # Pyodide's WebLoop schedules callbacks on the browser's task queue even when
+        # called synchronously from JavaScript (asked first: get_running_loop() raises
+        # there outside a callback, and every promise the API makes asks).
+        return asyncio.get_event_loop()
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
-        pass
-    if sys.platform == "emscripten":
-        # Pyodide's WebLoop schedules callbacks on the browser's task queue even
-        # when called synchronously from JavaScript.
-        return asyncio.get_event_loop()
-    return None
+        return None
+
+
+_IN_PYODIDE = sys.platform == "emscripten"
 
 
 class PromiseFuture(asyncio.Future):
