@@ -230,7 +230,9 @@
       // official wheel ships sources only), so `import numpy` compiles nothing; fetched
       // and unpacked together with the packages (tools/setup_runtime.py).
       const extra = runtimeConfig.numpyBytecode ? [pyodideURL + runtimeConfig.numpyBytecode] : [];
-      await pyodide.loadPackage(["numpy", "webnn-py", ...extra], report);
+      if (!(await unpackStoredWheels(pyodide, runtimeConfig))) {
+        await pyodide.loadPackage(["numpy", "webnn-py", ...extra], report);
+      }
     }
     mark("packages");
     if (failures.length) {
@@ -383,6 +385,69 @@
       compiled.push({ file: entry.file, path: entry.path, module });
     }
     return compiled;
+  }
+
+  // dist/'s wheels are stored zips (no compression: tools/dist_trim.py) of pure Python and
+  // data (their extension modules are side modules): unpacked here, in JavaScript, straight
+  // into site-packages (runtimeConfig.sitePackages), instead of by Pyodide's loadPackage(),
+  // whose unpacking is Python code (zipfile), slow in an engine's lower tiers (JavaScriptCore
+  // spent seconds there). Fetched with the lock's integrity (the preload's response is
+  // handed to that fetch). Any entry that is compressed, or no sitePackages: false, and the
+  // caller loads the packages with loadPackage() instead. What Pyodide's installer adds
+  // (INSTALLER, loadedPackages) nothing here reads.
+  async function unpackStoredWheels(pyodide, runtimeConfig) {
+    const wheels = runtimeConfig.prefetch, sitePackages = runtimeConfig.sitePackages;
+    if (!Array.isArray(wheels) || !wheels.length || typeof sitePackages !== "string" ||
+        !/^\/lib\/python3\.\d+\/site-packages\/$/.test(sitePackages)) return false;
+    const archives = await Promise.all(arrayMap(wheels, (entry) => fetch(pyodideURL + entry.file, { integrity: entry.integrity })
+      .then((response) => (response.ok ? response.arrayBuffer() : promiseReject(`HTTP ${response.status}`)))
+      .catch((error) => promiseReject(new DOMException(`webnn-py: the Python runtime did not load: ${entry.file}: ${error}`,
+                                                       "NotSupportedError")))));
+    const files = [];
+    for (let i = 0; i < archives.length; i++) {
+      const entries = storedZipEntries(new Uint8Array(archives[i]));
+      if (!entries) return false;
+      for (let j = 0; j < entries.length; j++) files.push(entries[j]);
+    }
+    for (let i = 0; i < files.length; i++) {
+      const path = sitePackages + files[i].name;
+      pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+      pyodide.FS.writeFile(path, files[i].data);
+    }
+    const importlib = pyodide.pyimport("importlib");
+    importlib.invalidate_caches();   // the import system's view of site-packages
+    importlib.destroy();
+    return true;
+  }
+
+  // The files of a zip whose entries are all stored (method 0), from its central directory;
+  // null for anything else (compressed entries, zip64, a name leaving the folder).
+  function storedZipEntries(bytes) {
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let end = -1;
+    for (let i = bytes.length - 22; i >= 0 && i >= bytes.length - 22 - 65535; i--) {
+      if (view.getUint32(i, true) === 0x06054b50) { end = i; break; }
+    }
+    if (end < 0) return null;
+    const count = view.getUint16(end + 10, true);
+    let at = view.getUint32(end + 16, true);
+    const names = new TextDecoder();
+    const files = [];
+    for (let i = 0; i < count; i++) {
+      if (at + 46 > bytes.length || view.getUint32(at, true) !== 0x02014b50) return null;
+      const method = view.getUint16(at + 10, true), size = view.getUint32(at + 20, true);
+      const nameLength = view.getUint16(at + 28, true), skip = view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
+      const local = view.getUint32(at + 42, true);
+      const name = names.decode(bytes.subarray(at + 46, at + 46 + nameLength));
+      at += 46 + nameLength + skip;
+      if (name.endsWith("/")) continue;
+      if (method !== 0 || size === 0xffffffff || name.startsWith("/") || name.indexOf("..") !== -1 ||
+          local + 30 > bytes.length || view.getUint32(local, true) !== 0x04034b50) return null;
+      const start = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
+      if (start + size > bytes.length) return null;
+      files.push({ name, data: bytes.subarray(start, start + size) });
+    }
+    return files;
   }
 
   // Link the compiled side modules into Pyodide the way Emscripten links preloaded ones

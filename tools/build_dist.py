@@ -192,7 +192,7 @@ def runtime_files(runtime_dir: Path = RUNTIME_DIR) -> dict[str, tuple[bytes, str
     shipped_config = {"source": "local", "wheel": config["wheel"], "prefetch": [
         {"file": shipped[name]["file_name"],
          "integrity": "sha256-" + base64.b64encode(bytes.fromhex(shipped[name]["sha256"])).decode()}
-        for name in packages], "sideModules": side_modules}
+        for name in packages], "sideModules": side_modules, "sitePackages": dist_trim.SITE_PACKAGES}
     files[CONFIG_NAME] = (json.dumps(shipped_config, indent=2).encode() + b"\n",
                           "boot: first request, tells the shim what to load")
     return files

@@ -7,7 +7,9 @@
   visit's boot and kept in Cache Storage, and the next visit restores it (memorySnapshots); a
   kept copy whose bytes are not the build's is not used (and is replaced), a snapshot that does
   not load falls back to initialising Python, a page can opt out; WebKit restores it on its
-  first visit already.
+  first visit already;
+- the stored wheels are unpacked into site-packages by the shim, not by Pyodide's Python
+  (unpackStoredWheels), with loadPackage() as the fallback.
 
 Every visit computes the same graph (values worked out by hand in tests/dist/__init__.py)."""
 import base64
@@ -44,7 +46,9 @@ const stored = async () => {
   return out;
 };
 let snapshots = await stored();
-for (let i = 0; i < 600 && !Object.keys(snapshots).length && window.waitForSnapshot; i++) {
+// waitForSnapshot: until a Pyodide snapshot (its magic number) is kept, the polyfill keeps it after the boot
+const kept = () => Object.values(snapshots).some(([size, magic]) => magic === %d);
+for (let i = 0; i < 600 && !kept() && window.waitForSnapshot; i++) {
   await new Promise((resolve) => setTimeout(resolve, 100));
   snapshots = await stored();
 }
@@ -52,7 +56,7 @@ window.report = { ...window.pageResult, marks, snapshots,
                   wasm: performance.getEntriesByType("resource").filter((e) => e.name.endsWith(".wasm"))
                     .map((e) => e.name.split("/").pop()) };
 </script>
-""" % SNAPSHOT_CACHE
+""" % (SNAPSHOT_CACHE, PYODIDE_SNAPSHOT_MAGIC)
 
 # Replaces whatever the polyfill kept with other bytes, then reports the keys it changed.
 DAMAGE = """<!doctype html><meta charset="utf-8"><script type="module">
@@ -245,3 +249,20 @@ def test_webkit_restores_the_snapshot_on_its_first_visit(site):
     assert "error" not in outcome, outcome["error"]
     assert outcome["values"] == EXPECTED
     assert "webnn-py:fromSnapshot" in outcome["marks"]
+
+
+def test_wheels_are_unpacked_by_loadpackage_when_the_config_names_no_site_packages(site, chromium):
+    """The shim unpacks dist/'s stored wheels itself (unpackStoredWheels); without the
+    config's sitePackages it falls back to Pyodide's loadPackage()."""
+    manifest = json.loads((site / "dist" / "manifest.json").read_text())
+    runtime = site / "dist" / manifest["runtime"]
+    config = runtime_config(site)
+    assert config["sitePackages"] == SITE_PACKAGES
+    del config["sitePackages"]
+    (runtime / "runtime-config.json").write_text(json.dumps(config))
+    for suffix in (".br", ".gz"):
+        (runtime / f"runtime-config.json{suffix}").unlink()
+    with plain_http_server(site) as url:
+        outcome, _ = visit(chromium, f"{url}/opt-out.html")
+    assert "error" not in outcome, outcome["error"]
+    assert outcome["values"] == EXPECTED
