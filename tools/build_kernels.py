@@ -113,7 +113,11 @@ def build(force: bool = False, native_only: bool = False) -> str:
     NATIVE.parent.mkdir(parents=True, exist_ok=True)
     STAMP.parent.mkdir(parents=True, exist_ok=True)
     srcs = [str(p) for p in sources()]
-    run([clang, *COMMON, *NATIVE_FLAGS, "-o", str(NATIVE), *srcs])
+    # A new name, then a rename: a process that has the old library mapped (a test
+    # session, the dev server) keeps its pages instead of seeing the file change under it.
+    native_tmp = NATIVE.with_suffix(".so.tmp")
+    run([clang, *COMMON, *NATIVE_FLAGS, "-o", str(native_tmp), *srcs])
+    native_tmp.replace(NATIVE)
     if native_only:
         return "native built"
     if shutil.which("wasm-ld") is None:
