@@ -4,6 +4,10 @@
     with --import-memory so that Pyodide instantiates it on its own WebAssembly.Memory
     (the numpy buffers' memory). A build artifact (gitignored) that the wheel ships as
     package data (pyproject.toml's hatch artifacts), so this runs before the wheel.
+  * webnn_py/kernels/wasm/kernels_shared.wasm: the same code linked against an imported
+    *shared* memory (-matomics -mbulk-memory, --shared-memory, at most SHARED_MAX_BYTES): the
+    kernel pool's build (webnn_py/kernels/pool.py), instantiated by its workers and by the page
+    on one SharedArrayBuffer-backed WebAssembly.Memory. Also gitignored and in the wheel.
   * webnn_py/kernels/native/libwebnn_kernels.so: the same source for the host (plain
     -O3; -march=native measured no faster here), loaded through ctypes by
     webnn_py.kernels.native() for NHWC depthwise conv2d on the host,
@@ -33,6 +37,9 @@ from tools.buildlock import build_lock  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_DIR = ROOT / "webnn_py" / "kernels" / "wasm"
 WASM = SOURCE_DIR / "kernels.wasm"
+SHARED_WASM = SOURCE_DIR / "kernels_shared.wasm"
+# The pool's shared memory may grow to this (its import declares it; pool.js creates it so).
+SHARED_MAX_BYTES = 1 << 30
 NATIVE = ROOT / "webnn_py" / "kernels" / "native" / "libwebnn_kernels.so"
 STAMP = ROOT / "build" / "kernels" / ".stamp"
 
@@ -42,6 +49,9 @@ WASM_FLAGS = ["--target=wasm32", "-msimd128", "-nostdlib", "-fvisibility=hidden"
               # as an import that nobody provides.
               "-Wl,--no-entry", "-Wl,--import-memory", "-Wl,--export-dynamic"]
 NATIVE_FLAGS = ["-shared", "-fPIC", "-fvisibility=hidden"]
+# Atomics and bulk memory are what a shared memory import requires of the module; the code
+# itself is the same (no atomic operation in the kernels: the pool synchronises in JS).
+SHARED_FLAGS = ["-matomics", "-mbulk-memory", "-Wl,--shared-memory", f"-Wl,--max-memory={SHARED_MAX_BYTES}"]
 
 
 class BuildError(Exception):
@@ -54,7 +64,7 @@ def sources() -> list[Path]:
 
 def inputs_hash(clang: str) -> str:
     h = hashlib.sha256()
-    h.update(" ".join(COMMON + WASM_FLAGS + NATIVE_FLAGS).encode())
+    h.update(" ".join(COMMON + WASM_FLAGS + NATIVE_FLAGS + SHARED_FLAGS).encode())
     h.update(subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.encode())
     for path in sources():
         h.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -107,7 +117,7 @@ def build(force: bool = False, native_only: bool = False) -> str:
     if clang is None:
         raise BuildError("clang not found (./dev setup installs clang and lld)")
     want = inputs_hash(clang)
-    targets = [NATIVE] if native_only else [NATIVE, WASM]
+    targets = [NATIVE] if native_only else [NATIVE, WASM, SHARED_WASM]
     if not force and STAMP.is_file() and STAMP.read_text() == want and all(t.is_file() for t in targets):
         return "unchanged"
     NATIVE.parent.mkdir(parents=True, exist_ok=True)
@@ -123,12 +133,13 @@ def build(force: bool = False, native_only: bool = False) -> str:
     if shutil.which("wasm-ld") is None:
         raise BuildError("wasm-ld not found (Debian's lld package provides it)")
     check_no_memory_of_its_own(clang)
-    tmp = WASM.with_suffix(".wasm.tmp")
-    run([clang, *COMMON, *WASM_FLAGS, "-o", str(tmp), *srcs])
-    if wasm_has_data_segment(tmp):
-        tmp.unlink()
-        raise BuildError("kernels.wasm has a data segment; it would overwrite Pyodide's memory")
-    tmp.replace(WASM)
+    for target, extra in ((WASM, []), (SHARED_WASM, SHARED_FLAGS)):
+        tmp = target.with_suffix(".wasm.tmp")
+        run([clang, *COMMON, *WASM_FLAGS, *extra, "-o", str(tmp), *srcs])
+        if wasm_has_data_segment(tmp):
+            tmp.unlink()
+            raise BuildError(f"{target.name} has a data segment; it would overwrite the memory it is given")
+        tmp.replace(target)
     STAMP.write_text(want)
     return "built"
 
@@ -146,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[setup] ERROR: kernels: {e}", file=sys.stderr)
         return 1
     size = WASM.stat().st_size if WASM.is_file() else 0
-    print(f"[setup] kernels: {WASM.relative_to(ROOT)} ({size} bytes) + {NATIVE.relative_to(ROOT)} "
+    print(f"[setup] kernels: {WASM.relative_to(ROOT)} ({size} bytes), {SHARED_WASM.name} + {NATIVE.relative_to(ROOT)} "
           f"({state}) ({time.perf_counter() - t0:.1f}s)")
     return 0
 
