@@ -89,6 +89,9 @@ class Kernels:
         self._copy_2d = functions.copy_2d_f32
         self._erfc_table = None
         self.name = name
+        # pool.Threads in a cross-origin isolated page (set by _load_wasm): large GEMMs with a
+        # packed constant B split with workers; None: one thread.
+        self.threads = None
 
     @staticmethod
     def _ptr(array) -> int:
@@ -126,6 +129,9 @@ class Kernels:
         if pack is None and m >= 16 and n >= 8 and k > 1:
             # Packing B's strips pays off once enough rows reuse them.
             pack = np.empty(k * (n // 8) * 8, _F32)
+        if (self.threads is not None and packed_b is not None and m and n
+                and self.threads.gemm(a, b, packed_b, out, ldc, bias_m, bias_n, residual, act, lo, hi)):
+            return out
         if m and n:
             self._sgemm(m, n, k, self._ptr(a), a.strides[0] // 4, a.strides[1] // 4,
                         self._ptr(b), b.strides[0] // 4, self._ptr(out), ldc,
@@ -415,30 +421,34 @@ def _load_wasm(synchronously: bool = True) -> None:
         _log.warning("webnn-py: cannot reach Pyodide's memory for kernels.wasm (%s); using the numpy kernels", e)
         return
     if not synchronously:
-        _compile_later(js, module_bytes, imports, "not tried")
+        _compile_later(js, module_bytes, imports, memory, "not tried")
         return
     try:
         # Synchronous compile: ~15 KB, under what browsers compile synchronously on a page's
         # main thread (1.6 ms in headless Chromium 156); otherwise _compile_later.
         instance = js.WebAssembly.Instance.new(js.WebAssembly.Module.new(module_bytes), imports)
     except Exception as e:  # noqa: BLE001
-        _compile_later(js, module_bytes, imports, e)
+        _compile_later(js, module_bytes, imports, memory, e)
         return
-    _loaded = _from_exports(instance.exports)
+    _loaded = _from_exports(instance.exports, memory)
 
 
-def _from_exports(exports) -> Kernels:
-    return Kernels(exports, "wasm")
+def _from_exports(exports, memory) -> Kernels:
+    from . import pool
+
+    kernels = Kernels(exports, "wasm")
+    kernels.threads = pool.threads(exports, memory)
+    return kernels
 
 
-def _compile_later(js, module_bytes, imports, error) -> None:
+def _compile_later(js, module_bytes, imports, memory, error) -> None:
     """A browser that refuses to compile synchronously here: compile asynchronously and
     switch to the kernels when it is done; the numpy kernels serve until then."""
     from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
     def done(result):
         global _loaded
-        _loaded = _from_exports(result.instance.exports)
+        _loaded = _from_exports(result.instance.exports, memory)
 
     def failed(reason):
         _log.warning("webnn-py: kernels.wasm failed to load (%s, then %s); using the numpy kernels",

@@ -1,0 +1,125 @@
+"""Run inside Pyodide in tests/browser/pages/kernel_pool.html (tests/browser/test_kernel_pool.py
+sends this file's text and awaits `checks()`): the kernel pool's GEMMs against the same kernel on
+one thread (bit for bit) and against numpy in float64, over the shapes and epilogues the pool
+takes. Returns plain values for the test to assert on."""
+import asyncio
+
+import numpy as np
+
+import webnn_py.kernels as K
+
+
+def reference(a, b, bias_m, bias_n, residual, activation):
+    """The GEMM and its epilogue in float64 by numpy, the activation as kernels.c defines it."""
+    y = a.astype(np.float64) @ b.astype(np.float64)
+    if bias_m is not None:
+        y += bias_m[:, None]
+    if bias_n is not None:
+        y += bias_n
+    if residual is not None:
+        y += residual
+    if activation is None:
+        return y
+    if not isinstance(activation, K.Activation):
+        return np.clip(y, *activation)
+    if activation.code == 2:
+        return y * np.clip(y + 3, 0, 6) / 6
+    if activation.code == 4:
+        return y / (1 + np.exp(-y))
+    if activation.code == 6:
+        return y * activation.a
+    raise AssertionError(activation)
+
+
+# (m, k, n, what): every epilogue term, remainder columns (n % 8), rows not a multiple of 4,
+# strided A and C (views of wider arrays), a residual that is C itself.
+CASES = [
+    (3136, 144, 64, "bias_n relu6"),
+    (784, 576, 128, "bias_n residual"),
+    (1001, 200, 77, "bias_m hardswish"),
+    (402, 96, 100, "bias_n silu strided"),
+    (640, 256, 96, "residual_is_out scale"),
+    (197, 192, 576, "bias_n"),
+]
+
+
+def one_case(kernels, rng, m, k, n, what):
+    wide_a = rng.standard_normal((m, k + 5), dtype=np.float32)
+    a = wide_a[:, 3:3 + k] if "strided" in what else np.ascontiguousarray(wide_a[:, :k])
+    b = (rng.standard_normal((k, n), dtype=np.float32) / np.float32(np.sqrt(k))).astype(np.float32)
+    bias_m = rng.standard_normal(m, dtype=np.float32) if "bias_m" in what else None
+    bias_n = rng.standard_normal(n, dtype=np.float32) if "bias_n" in what else None
+    activation = ((0.0, 6.0) if "relu6" in what else K.HARD_SWISH if "hardswish" in what else K.SILU
+                  if "silu" in what else K.scale(np.float32(0.125)) if "scale" in what else None)
+    packed = kernels.pack_b(b)
+
+    def run(threads):
+        kernels.threads = threads
+        wide_out = np.zeros((m, n + 9), np.float32)
+        out = wide_out[:, 2:2 + n] if "strided" in what else np.zeros((m, n), np.float32)
+        residual = None
+        if "residual_is_out" in what:
+            out[...] = np.arange(m * n, dtype=np.float32).reshape(m, n) / np.float32(m * n)
+            residual = out
+        elif "residual" in what:
+            residual = np.linspace(-1, 1, m * n, dtype=np.float32).reshape(m, n)
+        start_residual = None if residual is None else residual.copy()
+        kernels.gemm(a, b, bias_m, bias_n, activation, out=out, residual=residual, packed_b=packed)
+        return out.copy(), start_residual
+
+    threads = kernels.threads
+    calls = threads.pool.stats()["calls"]
+    try:
+        single, residual = run(None)
+        pooled, _ = run(threads)
+    finally:
+        kernels.threads = threads
+    error = np.abs(pooled - reference(a, b, bias_m, bias_n, residual, activation)).max()
+    return {"case": f"{m}x{k}x{n} {what}", "identical": bool(np.array_equal(single.view(np.int32),
+                                                                            pooled.view(np.int32))),
+            "max_error": float(error), "pooled": threads.pool.stats()["calls"] == calls + 1}
+
+
+async def checks():
+    kernels = K.available()
+    threads = kernels.threads
+    result = {"threads": threads is not None}
+    if threads is None:
+        # A large GEMM must still run (on one thread) and create no worker.
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((2048, 256), dtype=np.float32)
+        b = rng.standard_normal((256, 256), dtype=np.float32)
+        out = kernels.gemm(a, b, packed_b=kernels.pack_b(b))
+        result["max_error"] = float(np.abs(out - a.astype(np.float64) @ b).max())
+        return result
+    rng = np.random.default_rng(17)
+    a = rng.standard_normal((2048, 256), dtype=np.float32)
+    b = rng.standard_normal((256, 256), dtype=np.float32)
+    packed = kernels.pack_b(b)
+    # The workers start in the background: until one is ready the pool declines (one thread).
+    for _ in range(100):
+        kernels.gemm(a, b, packed_b=packed)
+        if threads.pool is not None and threads.pool.stats()["calls"]:
+            break
+        await asyncio.sleep(0.1)
+    result["workers"] = threads.pool.workers if threads.pool else 0
+    result["cases"] = [one_case(kernels, rng, *case) for case in CASES]
+    # A worker took tiles at least once (a worker the machine never schedules loses every
+    # tile to the page's thread: retry with pauses that let it run).
+    for _ in range(100):
+        kernels.gemm(a, b, packed_b=packed)
+        if threads.pool.stats()["workerTiles"]:
+            break
+        await asyncio.sleep(0.05)
+    # Constant Bs that die are released and their arena space reused: many short-lived Bs.
+    for i in range(40):
+        b_i = rng.standard_normal((256, 128), dtype=np.float32)
+        packed_i = kernels.pack_b(b_i)
+        got = kernels.gemm(a, b_i, packed_b=packed_i)
+        if not np.allclose(got, a.astype(np.float64) @ b_i, rtol=1e-4, atol=1e-3):
+            result["released_wrong"] = i
+            break
+        del b_i, packed_i
+    result["stats"] = threads.pool.stats()
+    result["kept"] = len(threads.pool._kept)
+    return result

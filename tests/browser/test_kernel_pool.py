@@ -1,0 +1,81 @@
+"""The kernel pool (webnn_py/kernels/pool.py, pool.js; README "Kernels", Threads) in Chromium:
+in a cross-origin isolated page, large GEMMs with a constant B are split with dedicated
+workers and come out bit for bit as the one-thread kernel computes them (and within float32
+rounding of numpy's float64 product); a page that is not isolated, or that sets
+`kernelThreads: 0`, never creates a worker. The page boots Pyodide directly
+(pages/kernel_pool.html) and runs kernel_pool_checks.py."""
+import json
+from pathlib import Path
+
+import pytest
+
+import browsers
+from webnn_py.serve import PolyfillServer
+
+from .conftest import require
+
+PAGES = Path(__file__).parent / "pages"
+CHECKS = (Path(__file__).parent / "kernel_pool_checks.py").read_text()
+ISOLATION = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
+
+
+def run_checks(query: str = "", isolated: bool = True):
+    with PolyfillServer(root=PAGES, headers=ISOLATION if isolated else None) as server, \
+            browsers.launch("chromium") as browser, browser.new_page() as page:
+        page.goto(f"{server.url}/kernel_pool.html{query}")
+        facts = page.evaluate("window.booted", timeout=300)
+        assert "error" not in facts, facts
+        result = page.evaluate(f"window.runPython({json.dumps(CHECKS + chr(10) + 'await checks()')})", timeout=600)
+        return facts, result, page.evaluate("window.workersCreated")
+
+
+@pytest.fixture(scope="module")
+def isolated(pyodide_runtime):
+    require("chromium")
+    return run_checks()
+
+
+def test_isolated_page_starts_the_workers(isolated):
+    facts, result, created = isolated
+    assert facts["crossOriginIsolated"] is True
+    assert result["threads"] is True
+    expected = min(facts["cores"] - 1, 3)
+    if expected < 1:
+        pytest.skip("one core: the pool never starts")
+    assert result["workers"] == expected
+    assert created == [f"webnn-py kernels {w + 1}" for w in range(expected)]
+
+
+def test_pool_is_bit_identical_to_one_thread_and_close_to_numpy(isolated):
+    _, result, _ = isolated
+    assert len(result["cases"]) == 6
+    for case in result["cases"]:
+        assert case["pooled"], case            # the pool ran it (the one-thread run is the reference)
+        assert case["identical"], case
+        assert case["max_error"] < 1e-3, case
+
+
+def test_workers_took_tiles_and_the_pool_ran_every_case(isolated):
+    _, result, _ = isolated
+    stats = result["stats"]
+    assert stats["workerTiles"] > 0, stats
+    assert stats["calls"] >= 6 + 40, stats
+    assert stats["tiles"] == stats["workerTiles"] + stats["late"] + stats["stolen"], stats
+
+
+def test_dead_constants_are_released(isolated):
+    _, result, _ = isolated
+    assert "released_wrong" not in result, result
+    # 40 short-lived Bs: their arena blocks were released as they died (a few may still be
+    # waiting for the next call, none piles up).
+    assert result["kept"] < 10, result
+
+
+@pytest.mark.parametrize("query, isolated_page", [("", False), ("?threads=0", True)])
+def test_no_worker_without_isolation_or_when_turned_off(pyodide_runtime, query, isolated_page):
+    require("chromium")
+    facts, result, created = run_checks(query, isolated_page)
+    assert facts["crossOriginIsolated"] is isolated_page
+    assert result["threads"] is False
+    assert result["max_error"] < 1e-2
+    assert created == []

@@ -1,0 +1,253 @@
+// webnn-py's kernel pool: the float32 GEMM (kernels.c sgemm) on a few dedicated workers that
+// share one WebAssembly.Memory (a SharedArrayBuffer) with the page. Only started by
+// webnn_py/kernels/pool.py in cross-origin isolated pages with more than one core; see the
+// README's "Kernels" section (Threads) for the design. This file is the body of a function
+// (pool.py evaluates it with Function) that returns makePool; workerMain is sent to each
+// worker as its whole script.
+"use strict";
+
+// The control block, at the start of the shared memory (Int32 words).
+const STATE = 0;          // (generation << 12) | next unclaimed tile; CLOSED when no call is open
+const WAKE = 1;           // bumped for each call: the workers' Atomics.wait address
+const ARGS = 2;           // the open call's arguments (ARG_* below), written before STATE opens it
+const READY = 32;         // READY + w: worker w has instantiated the kernels
+const BUSY = 64;          // BUSY + w: worker w is between looking at STATE and finishing its tile
+const DONE = 96;          // DONE + t: the generation whose tile t is in the arena's C
+const MAX_WORKERS = 32;
+const TILE_BITS = 12;
+const CLOSED = (1 << TILE_BITS) - 1;
+const MAX_TILES = CLOSED - 1;
+const CONTROL_BYTES = 65536;   // DONE + MAX_TILES words fit below it
+const [ARG_TILES, ARG_TILE_ROWS, ARG_ROWS, ARG_N, ARG_K, ARG_A, ARG_PACK, ARG_B, ARG_LDB, ARG_C, ARG_BIAS_M,
+       ARG_BIAS_N, ARG_RES, ARG_ACT, ARG_LO, ARG_HI] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+
+// One worker: instantiate the shared build on the memory, then take tiles of each call until
+// none is left and sleep until the next call. Its only messages are the first one (ours;
+// anything else, e.g. the polyfill's Worker wrapper's port, is ignored).
+function workerMain() {
+  "use strict";
+  const CONSTANTS = null;   // replaced by makePool's constants when the script is made
+  const { STATE, WAKE, ARGS, READY, BUSY, DONE, TILE_BITS, CLOSED } = CONSTANTS;
+  self.onmessage = (event) => {
+    const data = event.data;
+    if (!data || data.webnnKernelPool !== 1) return;
+    self.onmessage = null;
+    const { memory, index } = data;
+    const kernels = new WebAssembly.Instance(data.module, { env: { memory } }).exports;
+    const control = new Int32Array(memory.buffer, 0, DONE);
+    const controlF32 = new Float32Array(memory.buffer, 0, DONE);
+    const done = new Int32Array(memory.buffer, 0, 16384);
+    Atomics.store(control, READY + index, 1);
+    let seen = Atomics.load(control, WAKE);
+    for (;;) {
+      for (;;) {
+        // BUSY first: the page starts no call while it is set, so the arguments read
+        // after a successful claim are that call's.
+        Atomics.store(control, BUSY + index, 1);
+        const state = Atomics.load(control, STATE), tile = state & CLOSED;
+        if (tile === CLOSED || tile >= control[ARGS]) break;
+        if (Atomics.compareExchange(control, STATE, state, state + 1) !== state) continue;
+        const tileRows = control[ARGS + 1], rows = Math.min(tileRows, control[ARGS + 2] - tile * tileRows);
+        const n = control[ARGS + 3], k = control[ARGS + 4], r0 = tile * tileRows;
+        const biasM = control[ARGS + 10], res = control[ARGS + 12];
+        kernels.sgemm(rows, n, k, control[ARGS + 5] + r0 * k * 4, k, 1, control[ARGS + 7], control[ARGS + 8],
+                      control[ARGS + 9] + r0 * n * 4, n, biasM ? biasM + r0 * 4 : 0, control[ARGS + 11],
+                      res ? res + r0 * n * 4 : 0, control[ARGS + 13], controlF32[ARGS + 14],
+                      controlF32[ARGS + 15], control[ARGS + 6], 1);
+        Atomics.store(done, DONE + tile, state >>> TILE_BITS);
+      }
+      Atomics.store(control, BUSY + index, 0);
+      Atomics.wait(control, WAKE, seen);
+      seen = Atomics.load(control, WAKE);
+    }
+  };
+}
+
+// The page's side. sharedModule: kernels_shared.wasm compiled; heap: Pyodide's
+// WebAssembly.Memory; mainKernels: kernels.wasm's exports on it; workers: how many.
+function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes) {
+  const constants = { STATE, WAKE, ARGS, READY, BUSY, DONE, TILE_BITS, CLOSED };
+  const pageSize = 65536;
+  const memory = new WebAssembly.Memory({ initial: 64, maximum: maxBytes / pageSize, shared: true });
+  const sharedKernels = new WebAssembly.Instance(sharedModule, { env: { memory } }).exports;
+  const control = new Int32Array(memory.buffer, 0, DONE + MAX_TILES + 1);
+  const controlF32 = new Float32Array(memory.buffer, 0, ARGS + 16);
+  Atomics.store(control, STATE, CLOSED);
+  const script = `(${workerMain.toString().replace("const CONSTANTS = null;",
+                                                    `const CONSTANTS = ${JSON.stringify(constants)};`)})();`;
+  const url = URL.createObjectURL(new Blob([script], { type: "text/javascript" }));
+  const workers = [];
+  workerCount = Math.min(workerCount, MAX_WORKERS);
+  try {
+    for (let w = 0; w < workerCount; w++) {
+      const worker = new Worker(url, { name: `webnn-py kernels ${w + 1}` });
+      worker.postMessage({ webnnKernelPool: 1, module: sharedModule, memory, index: w });
+      workers.push(worker);
+    }
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+  let generation = 0;
+  let arena = new Float32Array(memory.buffer);
+  let heapF32 = new Float32Array(heap.buffer);
+  // The constant operands kept in the arena: [offset, bytes] blocks, first fit, bump above them.
+  const free = [];
+  let top = CONTROL_BYTES;
+  const stats = { calls: 0, declined: 0, tiles: 0, workerTiles: 0, late: 0, stolen: 0 };
+
+  function ensure(bytes) {
+    if (bytes > memory.buffer.byteLength) {
+      if (bytes > maxBytes) return false;
+      memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / pageSize));
+    }
+    if (arena.buffer !== memory.buffer || arena.length * 4 !== memory.buffer.byteLength) {
+      arena = new Float32Array(memory.buffer);
+    }
+    return true;
+  }
+  function heapView() {
+    if (heapF32.buffer !== heap.buffer) heapF32 = new Float32Array(heap.buffer);
+    return heapF32;
+  }
+  function allocate(bytes) {
+    bytes = Math.ceil(bytes / 64) * 64;
+    for (let i = 0; i < free.length; i++) {
+      if (free[i][1] >= bytes) {
+        const offset = free[i][0];
+        if (free[i][1] === bytes) free.splice(i, 1);
+        else { free[i][0] += bytes; free[i][1] -= bytes; }
+        return offset;
+      }
+    }
+    if (!ensure(top + bytes)) return -1;
+    top += bytes;
+    return top - bytes;
+  }
+  // Copies rows of `cols` floats, `stride` apart in `from` (a float index), to contiguous rows.
+  function copyRows(to, toIndex, from, fromIndex, rows, cols, stride) {
+    if (stride === cols) to.set(from.subarray(fromIndex, fromIndex + rows * cols), toIndex);
+    else for (let i = 0; i < rows; i++) to.set(from.subarray(fromIndex + i * stride, fromIndex + i * stride + cols), toIndex + i * cols);
+  }
+  // How many workers can take part in a call: 0 while one is still busy (a worker that was
+  // late is still on an abandoned tile, whose arena rows a new call would reuse). A worker
+  // is also briefly busy each time it looks for work: give it a moment to go back to sleep.
+  function readyWorkers() {
+    let ready = 0;
+    const deadline = performance.now() + 0.2;
+    for (let w = 0; w < workers.length; w++) {
+      while (Atomics.load(control, BUSY + w) !== 0) {
+        if (performance.now() > deadline) return 0;
+      }
+      ready += Atomics.load(control, READY + w);
+    }
+    return ready;
+  }
+
+  return {
+    workers: workers.length,
+    stats,
+    // A constant B (its packed strips, packPtr/packFloats in Pyodide's memory, and its last
+    // n % 8 columns, which the packed kernel reads from B itself: remPtr rows of `rem`
+    // floats ldb apart) copied into the arena once; returns its offset (-1: no room).
+    keep(packPtr, packFloats, bPtr, ldb, k, n) {
+      const rem = n % 8, n8 = n - rem;
+      const offset = allocate((packFloats + k * rem) * 4);
+      if (offset < 0) return -1;
+      const heapNow = heapView();
+      arena.set(heapNow.subarray(packPtr / 4, packPtr / 4 + packFloats), offset / 4);
+      if (rem) copyRows(arena, offset / 4 + packFloats, heapNow, bPtr / 4 + n8, k, rem, ldb);
+      return offset;
+    },
+    release(offset, packFloats, k, n) {
+      free.push([offset, Math.ceil((packFloats + k * (n % 8)) * 4 / 64) * 64]);
+    },
+    // C[m, n] = epilogue(A @ B) as kernels.c sgemm with a packed constant B (kept at `kept`),
+    // rows split between this thread (in place, in Pyodide's memory) and the workers (on
+    // copies in the arena). Returns false, having done nothing, when no worker can take part.
+    gemm(m, n, k, aPtr, lda, bPtr, ldb, packPtr, kept, packFloats, outPtr, ldc, biasM, biasN, res, act, lo, hi) {
+      const ready = readyWorkers();
+      if (!ready) { stats.declined++; return false; }
+      // This thread's rows first, in place; the rest in tiles that anyone may take.
+      const mine = Math.floor(m / (ready + 1) / 4) * 4;
+      const rows = m - mine;
+      const tileRows = Math.max(8, Math.ceil(rows / (4 * ready) / 4) * 4);
+      const tiles = Math.ceil(rows / tileRows);
+      const rem = n % 8;
+      const floats = rows * k + rows * n + (res ? rows * n : 0) + (biasM ? rows : 0) + (biasN ? n : 0);
+      const base = Math.ceil(top / 64) * 64;
+      if (tiles > MAX_TILES || !ensure(base + floats * 4 + 64)) { stats.declined++; return false; }
+      const heapNow = heapView();
+      let at = base / 4;
+      const aAt = at; at += rows * k;
+      const cAt = at; at += rows * n;
+      copyRows(arena, aAt, heapNow, aPtr / 4 + mine * lda, rows, k, lda);
+      let resAt = 0, biasMAt = 0, biasNAt = 0;
+      if (res) { resAt = at; at += rows * n; copyRows(arena, resAt, heapNow, res / 4 + mine * ldc, rows, n, ldc); }
+      if (biasM) { biasMAt = at; at += rows; arena.set(heapNow.subarray(biasM / 4 + mine, biasM / 4 + m), biasMAt); }
+      if (biasN) { biasNAt = at; at += n; arena.set(heapNow.subarray(biasN / 4, biasN / 4 + n), biasNAt); }
+      const args = [tiles, tileRows, rows, n, k, aAt * 4, kept, rem ? kept + packFloats * 4 - (n - rem) * 4 : 0,
+                    rem, cAt * 4, biasMAt * 4, biasNAt * 4, resAt * 4, act];
+      for (let i = 0; i < args.length; i++) control[ARGS + i] = args[i];
+      controlF32[ARGS + 14] = lo;
+      controlF32[ARGS + 15] = hi;
+      generation = generation % 0xFFFFF + 1;
+      const open = generation << TILE_BITS;
+      Atomics.store(control, STATE, open);
+      Atomics.add(control, WAKE, 1);
+      Atomics.notify(control, WAKE);
+      const started = performance.now();
+      // In place: the rows of Pyodide's A, C, residual and bias_m from `row` on.
+      const inPlace = (row, count) => mainKernels.sgemm(
+        count, n, k, aPtr + row * lda * 4, lda, 1, bPtr, ldb, outPtr + row * ldc * 4, ldc,
+        biasM ? biasM + row * 4 : 0, biasN, res ? res + row * ldc * 4 : 0, act, lo, hi, packPtr, 1);
+      if (mine) inPlace(0, mine);
+      const mineTook = performance.now() - started;
+      // Then the tiles nobody has taken yet (a worker that is late or asleep loses them).
+      const takenHere = new Uint8Array(tiles);
+      for (;;) {
+        const state = Atomics.load(control, STATE), tile = state & CLOSED;
+        if (tile >= tiles) break;
+        if (Atomics.compareExchange(control, STATE, state, state + 1) !== state) continue;
+        takenHere[tile] = 1;
+        const r0 = tile * tileRows;
+        inPlace(mine + r0, Math.min(tileRows, rows - r0));
+      }
+      Atomics.store(control, STATE, open | CLOSED);
+      // The workers' tiles: wait for each (spinning: a window's main thread cannot
+      // Atomics.wait) at most about twice what such a tile took here, then compute it here;
+      // the late worker's result in the arena is ignored, and its BUSY flag keeps later calls
+      // on this thread alone until it has finished.
+      const budget = 0.5 + 2 * (mine ? mineTook * tileRows / mine : 1);
+      for (let tile = 0; tile < tiles; tile++) {
+        if (takenHere[tile]) continue;
+        const r0 = tile * tileRows, count = Math.min(tileRows, rows - r0);
+        const deadline = performance.now() + budget;
+        let ok = Atomics.load(control, DONE + tile) === generation;
+        while (!ok && performance.now() < deadline) ok = Atomics.load(control, DONE + tile) === generation;
+        if (ok) {
+          copyRowsBack(heapNow, outPtr / 4 + (mine + r0) * ldc, cAt + r0 * n, count, n, ldc);
+          stats.workerTiles++;
+        } else {
+          inPlace(mine + r0, count);
+          stats.late++;
+        }
+      }
+      stats.calls++;
+      stats.tiles += tiles;
+      for (let tile = 0; tile < tiles; tile++) stats.stolen += takenHere[tile];
+      return true;
+    },
+    close() {
+      for (let w = 0; w < workers.length; w++) workers[w].terminate();
+      workers.length = 0;
+    },
+  };
+
+  // The arena's contiguous rows back into C's rows ldc apart.
+  function copyRowsBack(heapNow, toIndex, fromIndex, rows, cols, ldc) {
+    if (ldc === cols) heapNow.set(arena.subarray(fromIndex, fromIndex + rows * cols), toIndex);
+    else for (let i = 0; i < rows; i++) heapNow.set(arena.subarray(fromIndex + i * cols, fromIndex + (i + 1) * cols), toIndex + i * ldc);
+  }
+}
+
+return makePool;

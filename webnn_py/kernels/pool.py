@@ -1,0 +1,170 @@
+"""The kernel pool: large float32 GEMMs with a constant (packed) B split between the page's
+thread and a few dedicated workers, in cross-origin isolated pages (README "Kernels", Threads).
+
+Pyodide 0.27's memory is not shared, so the workers cannot read numpy's buffers: they run
+kernels_shared.wasm (the same C, tools/build_kernels.py) on a SharedArrayBuffer-backed
+WebAssembly.Memory of their own, the *arena*, which the page also holds (pool.js). Per GEMM
+the page keeps the first rows for itself and computes them in place with kernels.wasm; the
+other rows' A (and residual, bias) are copied into the arena, cut into tiles that the workers
+and then the page claim with an atomic counter, and the workers' C rows copied back. A
+constant B is copied into the arena once, when it is first used, and released with it.
+
+Started only where it can help and cannot hang: Pyodide in a page or worker that is
+`crossOriginIsolated`, `navigator.hardwareConcurrency > 1`, WebAssembly threads present,
+`webnnPolyfillConfig.kernelThreads` not 0 (the number of workers; default
+hardwareConcurrency - 1, at most 3). Anywhere else, and for GEMMs below the thresholds
+(the copies would not be amortised), kernels.Kernels.gemm runs on one thread as before.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import weakref
+from importlib import resources
+
+import numpy as np
+
+_log = logging.getLogger("webnn_py")
+
+# A GEMM goes to the pool from this many multiply-adds, rows per thread, and columns of A and
+# of C: the workers' rows of A (k floats) and of C (n floats) are copied, at ~10 multiply-adds'
+# time a float, so a row's copies cost ~10/n + 10/k of its product (bench/threads.py).
+MIN_MACS = 2_000_000
+MIN_ROWS = 64
+MIN_COLUMNS = 64
+# pool.js addresses B's last n % 8 columns n floats before them, above its 64 KiB control block.
+MAX_COLUMNS = 16384
+MAX_WORKERS = 3
+# The arena's largest size (kernels_shared.wasm declares the same maximum).
+MAX_BYTES = 1 << 30
+
+
+class KernelPool:
+    """pool.js's pool, with the constant Bs it keeps in the arena."""
+
+    def __init__(self, js_pool):
+        self._pool = js_pool
+        self.workers = int(js_pool.workers)
+        self._kept: dict[int, tuple[int, weakref.ref]] = {}
+        # (key, offset, packed floats, k, n) of kept Bs whose arrays died: released at the next call.
+        self._released: list[tuple[int, int, int, int, int]] = []
+
+    def _offset_of(self, b: np.ndarray, packed_b: np.ndarray) -> int:
+        """Where packed_b (and B's last n % 8 columns) is in the arena; copied there at its first
+        use. Negative: not now (no room, or a worker still busy)."""
+        self._release_dead()
+        key = id(packed_b)
+        kept = self._kept.get(key)
+        if kept is not None and kept[1]() is packed_b:
+            return kept[0]
+        k, n = b.shape
+        offset = int(self._pool.keep(_address(packed_b), packed_b.size, _address(b), b.strides[0] // 4, k, n))
+        if offset >= 0:
+            size = packed_b.size
+            released = self._released
+
+            def forget(_ref, key=key, offset=offset):
+                released.append((key, offset, size, k, n))
+            self._kept[key] = (offset, weakref.ref(packed_b, forget))
+        return offset
+
+    def _release_dead(self) -> None:
+        while self._released:
+            key, offset, size, k, n = self._released.pop()
+            if key in self._kept and self._kept[key][0] == offset:
+                del self._kept[key]
+            self._pool.release(offset, size, k, n)
+
+    def gemm(self, a: np.ndarray, b: np.ndarray, packed_b: np.ndarray, out: np.ndarray, ldc: int, bias_m, bias_n,
+             residual, act: int, lo: float, hi: float) -> bool:
+        """kernels.Kernels.gemm's product on the pool; False (nothing done) when it cannot take
+        it now. a (rows of contiguous elements), b, out, bias and residual as Kernels.gemm
+        checked them."""
+        m, k = a.shape
+        n = b.shape[1]
+        kept = self._offset_of(b, packed_b)
+        if kept < 0:
+            return False
+        return bool(self._pool.gemm(m, n, k, _address(a), a.strides[0] // 4, _address(b), b.strides[0] // 4,
+                                    _address(packed_b), kept, packed_b.size, _address(out), ldc, _address(bias_m),
+                                    _address(bias_n), _address(residual), act, lo, hi))
+
+    def stats(self) -> dict:
+        """What the pool did so far: calls, declined, tiles, workerTiles, late, stolen."""
+        return self._pool.stats.to_py()
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _address(array) -> int:
+    return 0 if array is None else array.__array_interface__["data"][0]
+
+
+def worker_count() -> int:
+    """How many workers this page may use: 0 unless cross-origin isolated with threads."""
+    if sys.platform != "emscripten":
+        return 0
+    import js  # type: ignore[import-not-found]
+    try:
+        if not getattr(js, "crossOriginIsolated", False):
+            return 0
+        cores = int(getattr(js.navigator, "hardwareConcurrency", 1) or 1)
+        wanted = min(cores - 1, MAX_WORKERS)
+        # The page's choice, a plain data property only (no page getter runs here).
+        config = js.Object.getOwnPropertyDescriptor(js.globalThis, "webnnPolyfillConfig")
+        if config is not None and hasattr(config, "value") and config.value is not None:
+            setting = js.Object.getOwnPropertyDescriptor(config.value, "kernelThreads")
+            if setting is not None and hasattr(setting, "value") and isinstance(setting.value, (int, float)):
+                wanted = min(int(setting.value), MAX_WORKERS)
+        return max(wanted, 0)
+    except Exception:  # noqa: BLE001 - anything odd: no threads
+        return 0
+
+
+class Threads:
+    """Kernels.threads: the pool, started at the first GEMM that would use it (a page that never
+    runs one starts no worker); after a failed start, one thread for good."""
+
+    def __init__(self, main_exports, heap_memory, workers: int):
+        self._main_exports = main_exports
+        self._heap_memory = heap_memory
+        self._workers = workers
+        self.pool: KernelPool | None = None
+        self._failed = False
+
+    def gemm(self, a, b, packed_b, out, ldc, bias_m, bias_n, residual, act, lo, hi) -> bool:
+        m, k = a.shape
+        n = b.shape[1]
+        if (m < MIN_ROWS * (self._workers + 1) or m * n * k < MIN_MACS or min(n, k) < MIN_COLUMNS
+                or a.strides[1] != 4 or n >= MAX_COLUMNS or self._failed):
+            return False
+        if self.pool is None:
+            self.pool = _start(self._main_exports, self._heap_memory, self._workers)
+            self._failed = self.pool is None
+            if self._failed:
+                return False
+        return self.pool.gemm(a, b, packed_b, out, ldc, bias_m, bias_n, residual, act, lo, hi)
+
+
+def threads(main_exports, heap_memory) -> Threads | None:
+    """Kernels.threads for kernels.wasm's exports on Pyodide's memory: None where the pool
+    must not or cannot run (see the module's doc)."""
+    workers = worker_count()
+    return Threads(main_exports, heap_memory, workers) if workers > 0 else None
+
+
+def _start(main_exports, heap_memory, workers: int) -> KernelPool | None:
+    try:
+        import js  # type: ignore[import-not-found]
+        from pyodide.code import run_js  # type: ignore[import-not-found]
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]
+
+        source = (resources.files(__package__) / "pool.js").read_text()
+        shared = (resources.files(__package__) / "wasm" / "kernels_shared.wasm").read_bytes()
+        make_pool = run_js(f"(function () {{\n{source}\n}})()")
+        module = js.WebAssembly.Module.new(to_js(shared))
+        return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES))
+    except Exception as e:  # noqa: BLE001 - the single-thread kernels serve
+        _log.warning("webnn-py: the kernel pool did not start (%s); one thread", e)
+        return None
