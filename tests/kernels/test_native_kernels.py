@@ -181,16 +181,18 @@ def test_gelu_kernel_within_one_ulp_of_float64_over_a_dense_sweep(native):
 
 
 def test_gelu_short_path_and_its_edges_within_one_ulp(native):
-    """Groups of four all within |x| <= 2 sqrt 2 take the polynomial without exp (where
-    1 + erf(x / sqrt 2) falls to 0.0047); a group with one element beyond takes the table
-    path. Both sides of the bound, and the bound itself, in both kinds of group."""
+    """Groups of lanes (four in wasm and SSE builds, eight with AVX-512) all within
+    |x| <= 2 sqrt 2 take the polynomial without exp (where 1 + erf(x / sqrt 2) falls to
+    0.0047); a group with one element beyond takes the table path. Both sides of the bound,
+    and the bound itself, in both kinds of group, for either group width (every block
+    below starts at a multiple of 8)."""
     import math
     from webnn_py.ops.elementwise_unary import ERF_NEAR
     bound = np.float32(ERF_NEAR * math.sqrt(2.0))
     edges = [np.nextafter(bound, np.float32(0)), bound, np.nextafter(bound, np.float32(9))]
     values = [v * sign for v in edges for sign in (1, -1)]
-    near = np.linspace(-2.8, 2.8, 4001).astype(np.float32)
-    x = np.concatenate([near, np.array(values * 4, np.float32), np.repeat(np.float32(values), 4),
+    near = np.linspace(-2.8, 2.8, 4000).astype(np.float32)
+    x = np.concatenate([near, np.array(values * 4, np.float32), np.repeat(np.float32(values), 8),
                         [0.5, -0.5, 1.0, 40.0, -2.0, -1.0, 0.25, np.nan]]).astype(np.float32)
     got = native.gelu(x)
     ref = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64).tolist()])
@@ -199,7 +201,7 @@ def test_gelu_short_path_and_its_edges_within_one_ulp(native):
     assert np.all(ok | (np.isnan(ref) & np.isnan(got))), np.nanmax(np.abs(got - ref) / ulp)
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (4, 128), (2, 5, 1000), (9,)])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 7), (4, 128), (2, 5, 1000), (9,), (3, 197), (2, 12)])
 def test_softmax_rows_within_one_ulp_of_float64(native, shape):
     x = (RNG.standard_normal(shape) * 30).astype(np.float32)
     x64 = x.astype(np.float64)
@@ -320,7 +322,7 @@ def test_gemm_epilogue_pass_is_the_separate_float32_operations(native, m, n):
     np.testing.assert_array_equal(aliased, (product + bias_n) + residual)
 
 
-@pytest.mark.parametrize("shape", [(128, 256), (3, 7), (2, 5, 1024), (1, 1)])
+@pytest.mark.parametrize("shape", [(128, 256), (3, 7), (2, 5, 1024), (1, 1), (4, 12), (3, 197)])
 @pytest.mark.parametrize("affine", [False, True])
 def test_layernorm_rows_within_one_ulp_of_float64(native, shape, affine):
     x = (RNG.standard_normal(shape) * 3 + 5).astype(np.float32)

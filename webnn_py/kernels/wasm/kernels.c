@@ -384,123 +384,166 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
  * of 5 power-basis coefficients in s in [0, 1) over intervals of 1/inv_width),
  * clipped to the last interval beyond its end, where exp(-z^2) makes it 0 anyway.
  * The table comes as a pointer because this module keeps no data of its own.
- * Two lanes of double at a time (f64x2): the double evaluation is what keeps the
+ * DL lanes of double at a time (see below): the double evaluation is what keeps the
  * result within one float32 ULP, and branch-free lanes are what makes it fast.
- * Groups of four that all lie within |x| <= 2 sqrt 2 (most of a network's activations)
- * take a shorter path without exp or lookups (gelu2_near).
+ * Groups of DL that all lie within |x| <= 2 sqrt 2 (most of a network's activations)
+ * take a shorter path without exp or lookups (gelud_near).
  */
+/* The double-precision kernels (gelu, softmax, layerNormalization) work on DL lanes of
+ * double at a time: 4 (two f64x2 in wasm, as the previous two-pairs-per-four-floats code
+ * did; two SSE2 registers natively), 8 where the native build targets AVX-512 (the host
+ * build is -march=native): one register, 2-4x the throughput of f64x2 on the host, where
+ * these kernels ran ~3 ns an element. Every lane does the same double operations
+ * whatever DL is (the build forbids FMA contraction), so the results do not depend on it
+ * beyond the order of softmax's and layerNormalization's sums. */
+#if defined(__AVX512F__)
+#define DL 8
+#else
+#define DL 4
+#endif
+typedef double vd __attribute__((vector_size(DL * 8)));
+typedef int64_t vdl __attribute__((vector_size(DL * 8)));
+typedef float vdf __attribute__((vector_size(DL * 4)));
+/* Unaligned views: numpy's float32 buffers are only 4-byte, float64 only 8-byte aligned. */
+typedef float vdfu __attribute__((vector_size(DL * 4), aligned(4)));
+typedef double vdu __attribute__((vector_size(DL * 8), aligned(8)));
+
+INLINE vd splatd(double a) { vd zero = {0}; return zero + a; }
+/* mask ? a : b, lane by lane (mask lanes all ones or all zeros). */
+INLINE vd selectd(vdl mask, vd a, vd b) { return (vd)(((vdl)a & mask) | ((vdl)b & ~mask)); }
+/* DL floats as doubles, and back (rounded once, to nearest). */
+INLINE vd loadd(const float *p) { return __builtin_convertvector(*(const vdfu *)p, vd); }
+INLINE void stored(float *p, vd v) { *(vdfu *)p = __builtin_convertvector(v, vdf); }
+/* Lane extractions and sums through f64x2 halves: wasm has no wider vector, and lanes of
+ * one taken directly would go through the stack. */
 typedef double v2d __attribute__((vector_size(16)));
 typedef int64_t v2l __attribute__((vector_size(16)));
-typedef int32_t v2i __attribute__((vector_size(8)));
-typedef float v2f __attribute__((vector_size(8)));
-/* Doubles in a numpy float64 buffer are only 8-byte aligned. */
-typedef double v2du __attribute__((vector_size(16), aligned(8)));
-
-INLINE v2d splat2(double a) { return (v2d){a, a}; }
-/* mask ? a : b, lane by lane (mask lanes all ones or all zeros). */
-INLINE v2d select2(v2l mask, v2d a, v2d b) { return (v2d)(((v2l)a & mask) | ((v2l)b & ~mask)); }
-/* Four floats as two pairs of doubles, and back (rounded once, to nearest). */
-INLINE v2d low2(v4 v) { return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1), v2d); }
-INLINE v2d high2(v4 v) { return __builtin_convertvector(__builtin_shufflevector(v, v, 2, 3), v2d); }
-INLINE v4 narrow4(v2d a, v2d b) {
-    v2f fa = __builtin_convertvector(a, v2f), fb = __builtin_convertvector(b, v2f);
-    return __builtin_shufflevector(fa, fb, 0, 1, 2, 3);
+INLINE int all_lanes(vdl mask) {
+#if DL == 8
+    typedef int64_t v4l __attribute__((vector_size(32)));
+    v4l q = __builtin_shufflevector(mask, mask, 0, 1, 2, 3) & __builtin_shufflevector(mask, mask, 4, 5, 6, 7);
+#else
+    vdl q = mask;
+#endif
+    v2l h = __builtin_shufflevector(q, q, 0, 1) & __builtin_shufflevector(q, q, 2, 3);
+    return (h[0] & h[1]) != 0;
+}
+INLINE double firstd(vd v) { return ((v2d)__builtin_shufflevector(v, v, 0, 1))[0]; }
+INLINE double sumd(vd v) {
+#if DL == 8
+    typedef double v4d __attribute__((vector_size(32)));
+    v4d q = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+#else
+    vd q = v;
+#endif
+    v2d h = __builtin_shufflevector(q, q, 0, 1) + __builtin_shufflevector(q, q, 2, 3);
+    return h[0] + h[1];
 }
 
-/* exp(-w) for w >= 0 (or NaN), two lanes: -w = r - k ln 2 with |r| <= ln2 / 2, exp(r)
+/* exp(-w) for w >= 0 (or NaN): -w = r - k ln 2 with |r| <= ln2 / 2, exp(r)
  * by its Taylor polynomial to degree 8 (truncation < 3e-10 relative, a hundredth of the
  * 2^-25 that a result rounded once to float32 can absorb and stay within one ULP; the
  * tests check gelu and softmax at one ULP), times 2^-k built from its bit pattern in two halves so
  * that neither leaves the normal range. k is rounded to nearest by adding 1.5 * 2^52,
  * whose low mantissa bits then hold k. ln 2 is split in a head with trailing zero bits
  * (k * head is exact for k < 2^11) and a tail. w >= 745 (or +inf) gives 0; NaN stays. */
-INLINE v2d exp_neg2(v2d w) {
-    const v2d shifter = splat2(6755399441055744.0);
-    v2l in_range = w < splat2(745.0);
-    v2d wc = select2(in_range, w, splat2(0.0));
-    v2d t = wc * splat2(1.44269504088896340736) + shifter;
-    v2d kd = t - shifter;
-    v2l k = (v2l)t - (v2l)shifter;
-    v2d r = (kd * splat2(0.693147180369123816490) - wc) + kd * splat2(1.90821492927058770002e-10);
-    v2d p = splat2(1.0 / 40320.0);                                              /* 1/8! */
-    p = p * r + splat2(1.0 / 5040.0);
-    p = p * r + splat2(1.0 / 720.0);     p = p * r + splat2(1.0 / 120.0);
-    p = p * r + splat2(1.0 / 24.0);      p = p * r + splat2(1.0 / 6.0);
-    p = p * r + splat2(0.5);             p = p * r + splat2(1.0);
-    p = p * r + splat2(1.0);
-    v2l k1 = k >> 1, k2 = k - k1;
-    v2l bias = {1023, 1023};
-    v2d e = p * (v2d)((bias - k1) << 52) * (v2d)((bias - k2) << 52);
-    v2l is_nan = w != w;
-    return select2(in_range, e, (v2d)((v2l)w & is_nan));     /* NaN's own bits, else +0 */
+INLINE vd exp_negd(vd w) {
+    const vd shifter = splatd(6755399441055744.0);
+    vdl in_range = w < splatd(745.0);
+    vd wc = selectd(in_range, w, splatd(0.0));
+    vd t = wc * splatd(1.44269504088896340736) + shifter;
+    vd kd = t - shifter;
+    vdl k = (vdl)t - (vdl)shifter;
+    vd r = (kd * splatd(0.693147180369123816490) - wc) + kd * splatd(1.90821492927058770002e-10);
+    vd p = splatd(1.0 / 40320.0);                                               /* 1/8! */
+    p = p * r + splatd(1.0 / 5040.0);
+    p = p * r + splatd(1.0 / 720.0);     p = p * r + splatd(1.0 / 120.0);
+    p = p * r + splatd(1.0 / 24.0);      p = p * r + splatd(1.0 / 6.0);
+    p = p * r + splatd(0.5);             p = p * r + splatd(1.0);
+    p = p * r + splatd(1.0);
+    vdl k1 = k >> 1, k2 = k - k1;
+    vdl bias = (vdl)splatd(0.0) + 1023;
+    vd e = p * (vd)((bias - k1) << 52) * (vd)((bias - k2) << 52);
+    vdl is_nan = w != w;
+    return selectd(in_range, e, (vd)((vdl)w & is_nan));     /* NaN's own bits, else +0 */
 }
 
-/* gelu of two lanes of double (float32 values), see above. The table has rows of 6
- * (5 coefficients and a zero) so that each lane's row is read as three 16-byte loads. */
-INLINE v2d gelu2(v2d v, const double *table, int intervals, double inv_width) {
-    v2d z = (v2d)((v2l)v & (v2l){INT64_MAX, INT64_MAX}) * splat2(0.70710678118654752440);   /* |x| / sqrt 2 */
-    v2d u = z * splat2(inv_width);
-    v2d end = splat2((double)intervals);
-    u = select2(u < end, u, end);                 /* beyond the table, or NaN: the last interval's end */
+/* gelu of DL lanes of double (float32 values), see above. The table has rows of 6
+ * (5 coefficients and a zero); each lane reads its interval's row. */
+INLINE vd gelud(vd v, const double *table, int intervals, double inv_width) {
+    vd z = (vd)((vdl)v & INT64_MAX) * splatd(0.70710678118654752440);   /* |x| / sqrt 2 */
+    vd u = z * splatd(inv_width);
+    vd end = splatd((double)intervals);
+    u = selectd(u < end, u, end);                 /* beyond the table, or NaN: the last interval's end */
     /* floor(u) by the 1.5 * 2^52 trick on u - 1/2 (a tie may round an integer u down to
      * the previous interval, evaluated at its s = 1: as accurate); u = intervals becomes
      * the last interval's s = 1. */
-    const v2d shifter = splat2(6755399441055744.0);
-    v2d t = (u - splat2(0.5)) + shifter;
-    v2l whole = (v2l)t - (v2l)shifter;
-    v2l past = whole == (v2l){intervals, intervals};
+    const vd shifter = splatd(6755399441055744.0);
+    vd t = (u - splatd(0.5)) + shifter;
+    vdl whole = (vdl)t - (vdl)shifter;
+    vdl past = whole == (vdl)splatd(0.0) + intervals;
     whole = whole + past;
-    v2d s = u - ((t - shifter) - (v2d)((v2l)splat2(1.0) & past));
-    const double *c0 = table + (long)whole[0] * 6, *c1 = table + (long)whole[1] * 6;
-    v2d a01 = *(const v2du *)c0, a23 = *(const v2du *)(c0 + 2), a45 = *(const v2du *)(c0 + 4);
-    v2d b01 = *(const v2du *)c1, b23 = *(const v2du *)(c1 + 2), b45 = *(const v2du *)(c1 + 4);
-    v2d r = __builtin_shufflevector(a45, b45, 0, 2);
-    r = r * s + __builtin_shufflevector(a23, b23, 1, 3);
-    r = r * s + __builtin_shufflevector(a23, b23, 0, 2);
-    r = r * s + __builtin_shufflevector(a01, b01, 1, 3);
-    r = r * s + __builtin_shufflevector(a01, b01, 0, 2);
-    v2d tail = r * exp_neg2(z * z);
-    v2d half = select2(v >= splat2(0.0), splat2(2.0) - tail, tail);
-    return half * splat2(0.5) * v;
+    vd s = u - ((t - shifter) - (vd)((vdl)splatd(1.0) & past));
+    /* Each lane's row, its index taken through f64x2-sized halves (no stack in wasm). */
+    v2l w01 = __builtin_shufflevector(whole, whole, 0, 1), w23 = __builtin_shufflevector(whole, whole, 2, 3);
+    const double *r0 = table + w01[0] * 6, *r1 = table + w01[1] * 6, *r2 = table + w23[0] * 6,
+                 *r3 = table + w23[1] * 6;
+#if DL == 8
+    v2l w45 = __builtin_shufflevector(whole, whole, 4, 5), w67 = __builtin_shufflevector(whole, whole, 6, 7);
+    const double *r4 = table + w45[0] * 6, *r5 = table + w45[1] * 6, *r6 = table + w67[0] * 6,
+                 *r7 = table + w67[1] * 6;
+#define COEFFICIENT(j) ((vd){r0[j], r1[j], r2[j], r3[j], r4[j], r5[j], r6[j], r7[j]})
+#else
+#define COEFFICIENT(j) ((vd){r0[j], r1[j], r2[j], r3[j]})
+#endif
+    vd r = COEFFICIENT(4);
+    r = r * s + COEFFICIENT(3);
+    r = r * s + COEFFICIENT(2);
+    r = r * s + COEFFICIENT(1);
+    r = r * s + COEFFICIENT(0);
+#undef COEFFICIENT
+    vd tail = r * exp_negd(z * z);
+    vd half = selectd(v >= splatd(0.0), splatd(2.0) - tail, tail);
+    return half * splatd(0.5) * v;
 }
 
 /* The short path, for |x| <= near_x (ERF_NEAR sqrt 2 rounded down to a float): 1 + erf(z) =
  * 1 + z P(z^2 inv_near2), inv_near2 = 1 / ERF_NEAR^2, P of degree 12 from the caller's `near`
  * coefficients (ops/elementwise_unary.py), no exp and no lookup; in double, so 1 + erf(z)
  * keeps its precision where erf(z) nears -1. */
-INLINE v2d gelu2_near(v2d v, const double *near, double inv_near2) {
-    v2d z = v * splat2(0.70710678118654752440);
-    v2d s = z * z * splat2(inv_near2);
-    v2d p = splat2(near[12]);
-    p = p * s + splat2(near[11]); p = p * s + splat2(near[10]); p = p * s + splat2(near[9]);
-    p = p * s + splat2(near[8]);  p = p * s + splat2(near[7]);  p = p * s + splat2(near[6]);
-    p = p * s + splat2(near[5]);  p = p * s + splat2(near[4]);  p = p * s + splat2(near[3]);
-    p = p * s + splat2(near[2]);  p = p * s + splat2(near[1]);  p = p * s + splat2(near[0]);
-    return (splat2(1.0) + z * p) * splat2(0.5) * v;
+INLINE vd gelud_near(vd v, const double *near, double inv_near2) {
+    vd z = v * splatd(0.70710678118654752440);
+    vd s = z * z * splatd(inv_near2);
+    vd p = splatd(near[12]);
+    p = p * s + splatd(near[11]); p = p * s + splatd(near[10]); p = p * s + splatd(near[9]);
+    p = p * s + splatd(near[8]);  p = p * s + splatd(near[7]);  p = p * s + splatd(near[6]);
+    p = p * s + splatd(near[5]);  p = p * s + splatd(near[4]);  p = p * s + splatd(near[3]);
+    p = p * s + splatd(near[2]);  p = p * s + splatd(near[1]);  p = p * s + splatd(near[0]);
+    return (splatd(1.0) + z * p) * splatd(0.5) * v;
 }
 
-/* Four floats at a time: the short path when all four are near (most of a network's
- * activations), else the table path. NaN and infinities are never near. */
+/* DL floats at a time: the short path when all of them are near (most of a network's
+ * activations), else the table path. NaN and infinities are never near. The last
+ * n % DL floats go one at a time through lane 0. */
 EXPORT void gelu_f32(const float *x, float *out, int n, const double *table, int intervals, double inv_width,
                      const double *near, float near_x, double inv_near2) {
-    v4 limit = splat(near_x);
+    vd limit = splatd(near_x);
     int i = 0;
-    for (; i + 4 <= n; i += 4) {
-        v4 v = load4(x + i);
-        v4i inside = (v4)((v4i)v & (v4i){INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX}) <= limit;
-        if (inside[0] & inside[1] & inside[2] & inside[3])
-            store4(out + i, narrow4(gelu2_near(low2(v), near, inv_near2), gelu2_near(high2(v), near, inv_near2)));
+    for (; i + DL <= n; i += DL) {
+        vd v = loadd(x + i);
+        vdl inside = (vd)((vdl)v & INT64_MAX) <= limit;
+        if (all_lanes(inside))
+            stored(out + i, gelud_near(v, near, inv_near2));
         else
-            store4(out + i, narrow4(gelu2(low2(v), table, intervals, inv_width),
-                                    gelu2(high2(v), table, intervals, inv_width)));
+            stored(out + i, gelud(v, table, intervals, inv_width));
     }
-    for (; i < n; i++) out[i] = (float)gelu2(splat2(x[i]), table, intervals, inv_width)[0];
+    for (; i < n; i++) out[i] = (float)firstd(gelud(splatd(x[i]), table, intervals, inv_width));
 }
 
 /* --------------------------------------------------------------- softmax ----
  * §8.9.55 softmax along contiguous rows of length n (rows of them), float32 in and
  * out, in double like ops/activations.py's numpy path: e = exp(x - max) (x - max <= 0,
- * so exp_neg2(max - x)), out = e / sum(e), rounded once. A NaN anywhere in a row makes
+ * so exp_negd(max - x)), out = e / sum(e), rounded once. A NaN anywhere in a row makes
  * the maximum NaN and so the whole row NaN, as numpy's max does. `scratch` holds a
  * row's exponentials (n doubles, the caller's).
  */
@@ -523,25 +566,22 @@ EXPORT void softmax_rows_f32(const float *x, float *out, int rows, int n, double
             if (m1 == m1 && (lanes3 > m1 || lanes3 != lanes3)) m1 = lanes3;
         }
         for (; i < n; i++) if (m1 == m1 && (xr[i] > m1 || xr[i] != xr[i])) m1 = xr[i];
-        v2d m2 = splat2(m1), sum2 = splat2(0.0);
+        vd md = splatd(m1), sums = splatd(0.0);
         i = 0;
-        for (; i + 4 <= n; i += 4) {
-            v4 v = load4(xr + i);
-            v2d a = exp_neg2(m2 - low2(v)), b = exp_neg2(m2 - high2(v));
-            *(v2du *)(scratch + i) = a;
-            *(v2du *)(scratch + i + 2) = b;
-            sum2 += a + b;
+        for (; i + DL <= n; i += DL) {
+            vd e = exp_negd(md - loadd(xr + i));
+            *(vdu *)(scratch + i) = e;
+            sums += e;
         }
-        double sum = sum2[0] + sum2[1];
+        double sum = sumd(sums);
         for (; i < n; i++) {
-            double e = exp_neg2(splat2(m1 - (double)xr[i]))[0];
+            double e = firstd(exp_negd(splatd(m1 - (double)xr[i])));
             scratch[i] = e;
             sum += e;
         }
-        v2d total = splat2(sum);
+        vd total = splatd(sum);
         i = 0;
-        for (; i + 4 <= n; i += 4)
-            store4(orow + i, narrow4(*(v2du *)(scratch + i) / total, *(v2du *)(scratch + i + 2) / total));
+        for (; i + DL <= n; i += DL) stored(orow + i, *(vdu *)(scratch + i) / total);
         for (; i < n; i++) orow[i] = (float)(scratch[i] / sum);
     }
 }
@@ -592,37 +632,33 @@ EXPORT void layernorm_rows_f32(const float *x, float *out, int rows, int n,
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (long)r * n;
         float *orow = out + (long)r * n;
-        /* Two lanes of double at a time (f64x2), the odd element after them. */
-        v2d sum2 = splat2(0.0);
+        /* DL lanes of double at a time, the last n % DL elements one by one. */
+        vd sums = splatd(0.0);
         int i = 0;
-        for (; i + 4 <= n; i += 4) {
-            v4 v = load4(xr + i);
-            sum2 += low2(v) + high2(v);
-        }
-        double sum = sum2[0] + sum2[1];
+        for (; i + DL <= n; i += DL) sums += loadd(xr + i);
+        double sum = sumd(sums);
         for (; i < n; i++) sum += xr[i];
         double mean = sum / n;
-        v2d mean2 = splat2(mean), squares2 = splat2(0.0);
-        for (i = 0; i + 4 <= n; i += 4) {
-            v4 v = load4(xr + i);
-            v2d d0 = low2(v) - mean2, d1 = high2(v) - mean2;
-            squares2 += d0 * d0 + d1 * d1;
+        vd meand = splatd(mean), squaresd = splatd(0.0);
+        for (i = 0; i + DL <= n; i += DL) {
+            vd d = loadd(xr + i) - meand;
+            squaresd += d * d;
         }
-        double squares = squares2[0] + squares2[1];
+        double squares = sumd(squaresd);
         for (; i < n; i++) {
             double d = xr[i] - mean;
             squares += d * d;
         }
-        v2d deviation = splat2(__builtin_sqrt(squares / n + epsilon));
-        for (i = 0; i + 4 <= n; i += 4) {
-            v4 v = load4(xr + i);
-            v2d lo = (low2(v) - mean2) / deviation, hi = (high2(v) - mean2) / deviation;
-            if (scale) { v4 g = load4(scale + i); lo *= low2(g); hi *= high2(g); }
-            if (bias) { v4 b = load4(bias + i); lo += low2(b); hi += high2(b); }
-            store4(orow + i, narrow4(lo, hi));
+        double deviation1 = __builtin_sqrt(squares / n + epsilon);
+        vd deviation = splatd(deviation1);
+        for (i = 0; i + DL <= n; i += DL) {
+            vd v = (loadd(xr + i) - meand) / deviation;
+            if (scale) v *= loadd(scale + i);
+            if (bias) v += loadd(bias + i);
+            stored(orow + i, v);
         }
         for (; i < n; i++) {
-            double v = (xr[i] - mean) / deviation[0];
+            double v = (xr[i] - mean) / deviation1;
             if (scale) v *= scale[i];
             if (bias) v += bias[i];
             orow[i] = (float)v;
