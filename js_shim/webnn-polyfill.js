@@ -197,7 +197,8 @@
     const runtimeConfig = await fetch(pyodideURL + "runtime-config.json")
       .then((r) => (r.ok ? r.json() : {}), () => ({}));
     mark("config");
-    prefetch(runtimeConfig.prefetch);
+    const wheels = fetchStoredWheels(runtimeConfig);
+    if (!wheels) prefetch(runtimeConfig.prefetch);
     const sideModules = compileSideModules(runtimeConfig.sideModules);
     const snapshots = config.memorySnapshot !== false ? memorySnapshots(runtimeConfig.memorySnapshot) : null;
     const snapshot = snapshots ? snapshots.forBoot() : null;
@@ -230,7 +231,7 @@
       // official wheel ships sources only), so `import numpy` compiles nothing; fetched
       // and unpacked together with the packages (tools/setup_runtime.py).
       const extra = runtimeConfig.numpyBytecode ? [pyodideURL + runtimeConfig.numpyBytecode] : [];
-      if (!(await unpackStoredWheels(pyodide, runtimeConfig))) {
+      if (!wheels || !unpackStoredWheels(pyodide, runtimeConfig.sitePackages, await wheels)) {
         await pyodide.loadPackage(["numpy", "webnn-py", ...extra], report);
       }
     }
@@ -330,8 +331,9 @@
     return global.btoa(text);
   }
 
-  // dist/'s runtime-config.json names the package files loadPackage() asks for after
-  // loadPyodide() resolved, with the integrity loadPackage()'s fetch carries (the lock's
+  // For a config without sitePackages (the wheels then go through loadPackage(); else
+  // fetchStoredWheels fetches them): runtime-config.json names the package files
+  // loadPackage() asks for after loadPyodide() resolved, with the integrity loadPackage()'s fetch carries (the lock's
   // sha256; tools/build_dist.py): fetched now, while Pyodide starts, so they are there by
   // then (dist/ serves them immutable). In windows a preload hint, which the browser hands
   // to that fetch (no body passes through script, and a repeat visit's cached copy costs
@@ -391,18 +393,33 @@
   // data (their extension modules are side modules): unpacked here, in JavaScript, straight
   // into site-packages (runtimeConfig.sitePackages), instead of by Pyodide's loadPackage(),
   // whose unpacking is Python code (zipfile), slow in an engine's lower tiers (JavaScriptCore
-  // spent seconds there). Fetched with the lock's integrity (the preload's response is
-  // handed to that fetch). Any entry that is compressed, or no sitePackages: false, and the
-  // caller loads the packages with loadPackage() instead. What Pyodide's installer adds
-  // (INSTALLER, loadedPackages) nothing here reads.
-  async function unpackStoredWheels(pyodide, runtimeConfig) {
+  // spent seconds there). fetchStoredWheels() starts their fetches as soon as the config is
+  // there, with the lock's integrity, so they arrive while loadPyodide() runs; the shim reads
+  // the bodies itself, so no preload hint is needed (WebKit did not hand the preloaded
+  // response to a fetch carrying an integrity, and fetched each wheel twice). null when the
+  // config names no sitePackages: then loadPackage() fetches them, after a preload hint.
+  function fetchStoredWheels(runtimeConfig) {
     const wheels = runtimeConfig.prefetch, sitePackages = runtimeConfig.sitePackages;
     if (!Array.isArray(wheels) || !wheels.length || typeof sitePackages !== "string" ||
-        !/^\/lib\/python3\.\d+\/site-packages\/$/.test(sitePackages)) return false;
-    const archives = await Promise.all(arrayMap(wheels, (entry) => fetch(pyodideURL + entry.file, { integrity: entry.integrity })
-      .then((response) => (response.ok ? response.arrayBuffer() : promiseReject(`HTTP ${response.status}`)))
-      .catch((error) => promiseReject(new DOMException(`webnn-py: the Python runtime did not load: ${entry.file}: ${error}`,
-                                                       "NotSupportedError")))));
+        !/^\/lib\/python3\.\d+\/site-packages\/$/.test(sitePackages)) return null;
+    const archives = Promise.all(arrayMap(wheels, (entry) => {
+      if (!entry || typeof entry.file !== "string" || !/^[\w.+-]+$/.test(entry.file)) {
+        return promiseReject(new DOMException("webnn-py: the Python runtime did not load: a wheel without a file name", "NotSupportedError"));
+      }
+      const init = typeof entry.integrity === "string" ? { integrity: entry.integrity } : {};
+      return fetch(pyodideURL + entry.file, init)
+        .then((response) => (response.ok ? response.arrayBuffer() : promiseReject(`HTTP ${response.status}`)))
+        .catch((error) => promiseReject(new DOMException(`webnn-py: the Python runtime did not load: ${entry.file}: ${error}`,
+                                                         "NotSupportedError")));
+    }));
+    archives.catch(() => undefined);   // reported when the boot awaits them
+    return archives;
+  }
+
+  // Writes the wheels' files into site-packages; false (nothing written) if any entry is
+  // compressed or otherwise not a plain stored file: the caller then uses loadPackage().
+  // What Pyodide's installer adds (INSTALLER, loadedPackages) nothing here reads.
+  function unpackStoredWheels(pyodide, sitePackages, archives) {
     const files = [];
     for (let i = 0; i < archives.length; i++) {
       const entries = storedZipEntries(new Uint8Array(archives[i]));
@@ -414,9 +431,18 @@
       pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
       pyodide.FS.writeFile(path, files[i].data);
     }
-    const importlib = pyodide.pyimport("importlib");
-    importlib.invalidate_caches();   // the import system's view of site-packages
-    importlib.destroy();
+    // The import system's view of site-packages: the folder's path finder caches its listing
+    // (the build snapshot's, or an empty folder's), so it is told to read it again. Only that
+    // one: importlib.invalidate_caches() would also make every zipimporter of the standard
+    // library read its zip's directory again (in Python) and import importlib.metadata (27
+    // modules: email, csv, datetime, ...) to clear a cache nothing here reads: 0.7 s in WebKit.
+    const scope = pyodide.toPy({ folder: sitePackages.slice(0, -1) });
+    try {
+      pyodide.runPython("finder = __import__('sys').path_importer_cache.get(folder)\n" +
+                        "if finder is not None: finder.invalidate_caches()", { globals: scope });
+    } finally {
+      scope.destroy();
+    }
     return true;
   }
 
