@@ -41,7 +41,7 @@
   // uncurry(f)(self, ...args) is f.call(self, ...args) through the original `call`, bound
   // once: no rest array and no Reflect.apply per call (the shim's hot paths use these).
   const uncurry = Function.prototype.bind.bind(Function.prototype.call);
-  const ObjectCreate = Object.create, ObjectFreeze = Object.freeze, ObjectIsFrozen = Object.isFrozen;
+  const ObjectCreate = Object.create, ObjectFreeze = Object.freeze, ObjectIsFrozen = Object.isFrozen, ObjectKeys = Object.keys;
   const ArrayIsArray = Array.isArray;
   const arraySlice = uncurry(Array.prototype.slice), arrayMap = uncurry(Array.prototype.map);
   const arraySome = uncurry(Array.prototype.some), arrayFind = uncurry(Array.prototype.find);
@@ -248,7 +248,8 @@
     // The bridge's functions, each looked up once: a PyProxy attribute read is a call
     // into Python (and a new proxy) on every use.
     bridge = { __proto__: null, ml: loaded.ml, construct: loaded.construct, invoke: loaded.invoke,
-               invokePromise: loaded.invoke_promise, get: loaded.get, settle: loaded.settle };
+               invokePromise: loaded.invoke_promise, get: loaded.get, settle: loaded.settle,
+               dispatch: loaded.dispatch, writeTensor: loaded.write_tensor, readTensor: loaded.read_tensor };
     for (let i = 0; i < pendingML.length; i++) pendingML[i].proxy = bridge.ml;
     pendingML.length = 0;
     mark("ready");
@@ -1086,11 +1087,104 @@
     }
     // A promise operation's promise is made here and settled by Python in the same call
     // (bridge.invoke_promise): no awaitable comes back to wrap and hand over again.
-    return callMember(self, interfaceName, member, false, (impl, kind, realm) => (kind.promise
-      ? settledByPython(realm, (resolve, fromPython) =>
-        callBridge(bridge.invokePromise, [resolve, fromPython, impl, member], arraySlice(args), kind.nested))
-      : callBridge(bridge.invoke, [impl, member], arraySlice(args), kind.nested)));
+    return callMember(self, interfaceName, member, false, (impl, kind, realm) => {
+      const lane = interfaceName === "MLContext" ? TENSOR_LANES[member] : undefined;
+      if (lane !== undefined) {
+        const outcome = lane(impl, kind, realm, args);
+        if (outcome !== GENERAL) return outcome;
+      }
+      return kind.promise
+        ? settledByPython(realm, (resolve, fromPython) =>
+          callBridge(bridge.invokePromise, [resolve, fromPython, impl, member], arraySlice(args), kind.nested))
+        : callBridge(bridge.invoke, [impl, member], arraySlice(args), kind.nested);
+    });
   }
+
+  // ---- MLContext's tensor operations: the calls a page makes every frame --------------------
+  //
+  // writeTensor(), dispatch() and readTensor() skip the general path's overload resolution
+  // and argument conversion in Python (most of a round trip's cost, issue 17 item 2) for
+  // what a native binding converts without running page code: a tensor or graph argument
+  // that is one of our wrappers (the brand table: nothing page-visible), and dispatch()'s
+  // records, read here exactly as the bindings' record conversion reads them. A buffer
+  // argument is still converted by the bindings (bridge.write_tensor / read_tensor). A
+  // lane returns GENERAL, before any page-visible step, for anything else (too few
+  // arguments, a non-wrapper): the general path then converts, and throws, as always.
+  const GENERAL = { __proto__: null };
+
+  // MLNamedTensors (record<USVString, MLTensor>) as the bindings read a record of interface
+  // objects (webidl.py, "platformRecord"): Object.keys, then one Get per key, nothing after
+  // a value that is no MLTensor (its conversion throws). What page code throws (a getter,
+  // a Proxy trap) is thrown. Each name and the tensor's PyProxy go to `list` (an argument
+  // list: a null-prototype array-like, so no setter a page put on Array.prototype sees a
+  // PyProxy) from `list.length` on. `complete`: every value an MLTensor and every name a
+  // valid USVString already; else recordOf() makes what the general path converts.
+  const LONE_SURROGATE = /[\uD800-\uDFFF]/;
+  function readNamedTensors(record, list) {
+    if (record === null || (typeof record !== "object" && typeof record !== "function")) {
+      return { complete: false, record, names: null, values: null, read: 0 };
+    }
+    const names = ObjectKeys(record);
+    const values = { __proto__: null };
+    let complete = true, i = 0;
+    while (i < names.length) {
+      const name = names[i], value = reflectGet(record, name, record);
+      values[i++] = value;
+      const proxy = wrapperProxyOf(value, "MLTensor");
+      if (proxy === undefined) { complete = false; break; }
+      if (regexpExec(LONE_SURROGATE, name) !== null) complete = false;
+      list[list.length] = name;
+      list[list.length + 1] = proxy;
+      list.length += 2;
+    }
+    return { complete, record, names, values, read: i };
+  }
+
+  // What the general path converts in place of a record readNamedTensors() read:
+  // the record itself when it is not an object (nothing was read), else a plain object of
+  // the names and values read, which its conversion reads without running page code.
+  function recordOf(read) {
+    if (read.names === null) return read.record;
+    const copy = ObjectCreate(null);
+    for (let i = 0; i < read.read; i++) {
+      defineProperty(copy, read.names[i], { __proto__: null, value: read.values[i], writable: true, enumerable: true, configurable: true });
+    }
+    return copy;
+  }
+
+  const TENSOR_LANES = {
+    __proto__: null,
+    writeTensor(impl, kind, realm, args) {
+      const tensor = args.length >= 2 ? wrapperProxyOf(args[0], "MLTensor") : undefined;
+      if (tensor === undefined) return GENERAL;
+      return bridge.writeTensor(impl, tensor, argumentForPython(args[1], kind.nested[1]));
+    },
+    readTensor(impl, kind, realm, args) {
+      // readTensor(tensor) for one argument; with two or more, the overload that takes
+      // outputData (an undefined one fails its conversion: the general path says so).
+      const tensor = args.length >= 1 ? wrapperProxyOf(args[0], "MLTensor") : undefined;
+      if (tensor === undefined || (args.length >= 2 && args[1] === undefined)) return GENERAL;
+      return settledByPython(realm, (resolve, fromPython) => (args.length === 1
+        ? bridge.readTensor(resolve, fromPython, impl, tensor)
+        : bridge.readTensor(resolve, fromPython, impl, tensor, argumentForPython(args[1], kind.nested[1]))));
+    },
+    dispatch(impl, kind, realm, args) {
+      const graph = args.length >= 3 ? wrapperProxyOf(args[0], "MLGraph") : undefined;
+      if (graph === undefined) return GENERAL;
+      // bridge.dispatch(context, graph, input count, name, tensor, ..., name, tensor, ...)
+      const list = { __proto__: null, 0: impl, 1: graph, 2: 0, length: 3 };
+      const inputs = readNamedTensors(args[1], list);
+      list[2] = (list.length - 3) / 2;
+      const outputs = inputs.complete ? readNamedTensors(args[2], list) : null;
+      if (outputs === null || !outputs.complete) {
+        // A record WebIDL's conversion rejects (or whose names need USVString's
+        // replacements): the general path converts what was read, and throws as always.
+        const read = [args[0], recordOf(inputs), outputs === null ? args[2] : recordOf(outputs)];
+        return callBridge(bridge.invoke, [impl, "dispatch"], read, kind.nested);
+      }
+      return apply(bridge.dispatch, undefined, list);
+    },
+  };
 
   function getIn(self, interfaceName, attribute) {
     return callMember(self, interfaceName, attribute, true, (impl, kind, realm) => {

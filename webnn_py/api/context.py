@@ -56,6 +56,11 @@ class MLContext:
     @operation("MLContext")
     def dispatch(self, graph: MLGraph, inputs: dict, outputs: dict) -> None:
         """§8.3.1 dispatch(graph, inputs, outputs)."""
+        self._dispatch(graph, inputs, outputs)
+
+    def _dispatch(self, graph: MLGraph, inputs: dict, outputs: dict) -> None:
+        """§8.3.1's steps for arguments already converted (by dispatch()'s WebIDL conversion,
+        or by the browser bridge's, which the shim reads the records for: bridge.dispatch)."""
         if graph._context is not self:
             raise TypeError("dispatch: the graph belongs to another context")
         if graph._is_destroyed:
@@ -170,17 +175,31 @@ class MLContext:
     @operation("MLContext", promise=True, overloaded=True)
     def readTensor(self, overload: int, tensor: MLTensor, output_data=None):
         """§8.3.4 readTensor(tensor) and §8.3.5 readTensor(tensor, outputData)."""
+        promise = new_future()
+        self._read_tensor(promise, tensor, output_data if overload == 1 else None)
+        return promise
+
+    def _read_tensor(self, promise, tensor: MLTensor, output_data=None, copy_out=None) -> None:
+        """readTensor()'s steps for arguments already converted: §8.3.5 when `output_data`
+        (a BufferSource) is given, else §8.3.4. `promise` is settled through done(),
+        set_result() and set_exception() (an asyncio future, or the browser bridge's
+        stand-in for the page's own promise). `copy_out(array)`: §8.3.4's copy of
+        [[data]], the promise's value (by default a bytearray; the bridge makes the
+        page's ArrayBuffer straight from the array); MemoryError when it cannot be had."""
         if tensor._context is not self:
-            return rejected(TypeError("readTensor: the tensor belongs to another context"))
+            _settle(promise, exc=TypeError("readTensor: the tensor belongs to another context"))
+            return
         if tensor._is_destroyed:
-            return rejected(TypeError("readTensor: the tensor has been destroyed"))
+            _settle(promise, exc=TypeError("readTensor: the tensor has been destroyed"))
+            return
         if not tensor._readable:
-            return rejected(TypeError("readTensor: the tensor is not readable"))
-        if overload == 1:
+            _settle(promise, exc=TypeError("readTensor: the tensor is not readable"))
+            return
+        if output_data is not None:
             problem = validate_buffer_with_descriptor(output_data, tensor._descriptor, "readTensor(tensor, outputData)")
             if problem:
-                return rejected(TypeError(f"readTensor: {problem}"))
-        promise = new_future()
+                _settle(promise, exc=TypeError(f"readTensor: {problem}"))
+                return
         tensor._pending_promises.add(promise)
 
         def run():
@@ -188,14 +207,13 @@ class MLContext:
             if tensor._data is None:
                 _settle(promise, exc=InvalidStateError("readTensor: the tensor was destroyed"))
                 return
-            if overload == 0:
+            if output_data is None:
                 try:
-                    out = bytearray(tensor._descriptor.byte_length)
+                    out = (copy_out or _bytearray_copy)(tensor._data)
                 except MemoryError:   # §8.3.4 step 9.1.2: the copy of [[data]] failed
                     _settle(promise, exc=out_of_memory("readTensor", tensor._descriptor.byte_length,
                                                        f"the copy of {tensor._descriptor}"))
                     return
-                np.frombuffer(out, dtype=tensor._data.dtype)[:] = tensor._data.reshape(-1)
                 _settle(promise, out)
                 return
             try:
@@ -212,11 +230,14 @@ class MLContext:
         # Started at once when nothing is queued ahead (runtime/timeline.py): the promise
         # is then settled before this returns, and the page's await needs no task.
         self._timeline.enqueue(run, abort, start=True)
-        return promise
 
     @operation("MLContext")
     def writeTensor(self, tensor: MLTensor, input_data) -> None:
         """§8.3.6 writeTensor(tensor, inputData)."""
+        self._write_tensor(tensor, input_data)
+
+    def _write_tensor(self, tensor: MLTensor, input_data) -> None:
+        """§8.3.6's steps for arguments already converted (`input_data`: a BufferSource)."""
         if tensor._context is not self:
             raise TypeError("writeTensor: the tensor belongs to another context")
         if tensor._is_destroyed:
@@ -340,6 +361,12 @@ def _validate_tensors_with_descriptors(what: str, named_tensors: dict, descripto
             raise TypeError(f"dispatch: the graph has no {what[:-1]} named {name!r}")
         if tensor._descriptor != descriptors[name]:
             raise TypeError(f"dispatch: {what}[{name!r}] is {tensor._descriptor}, the graph expects {descriptors[name]}")
+
+
+def _bytearray_copy(array: np.ndarray) -> bytearray:
+    out = bytearray(array.nbytes)
+    np.frombuffer(out, dtype=array.dtype)[:] = array.reshape(-1)
+    return out
 
 
 def _settle(future, value=None, exc: BaseException | None = None) -> None:

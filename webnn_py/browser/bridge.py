@@ -27,7 +27,8 @@ from pyodide.ffi import JsException, JsProxy, create_once_callable, to_js
 from .. import api
 from ..api import buffers
 from ..base.errors import DOMException, NotSupportedError, UnknownError, describe, error_name, out_of_memory
-from ..bindings import ScriptException, convert_arguments, script_arguments, set_platform_object_unwrapper
+from ..bindings import (ScriptException, convert, convert_arguments, parse_type, script_arguments,
+                        set_platform_object_unwrapper)
 from ..runtime.timeline import PromiseFuture, Timeline, set_post_task
 
 ml = api.ML()
@@ -158,6 +159,83 @@ def invoke_promise(resolve, from_python, target, member: str, args, *spread) -> 
         from_python(BridgeFailure(exc))
 
 
+# -- MLContext's tensor operations, the per-frame calls (issue 17 item 2) --------------------------
+#
+# The shim calls these instead of invoke() when the arguments a native binding converts
+# without running page code are already known to be what WebIDL accepts: the context, the
+# tensors and the graph are wrappers it has checked (the brand table), and dispatch()'s
+# records it has read as the bindings read them (webnn-polyfill.js: readNamedTensors). What
+# is left to convert is converted here, by the bindings, as the argument's type says; the
+# API's own steps then run as they do after invoke()'s conversion. Anything else goes
+# through invoke().
+
+_BUFFER_SOURCE = parse_type("AllowSharedBufferSource")
+_WRITE_DATA = "Failed to execute 'writeTensor' on 'MLContext': parameter 2 ('inputData')"
+_READ_DATA = "Failed to execute 'readTensor' on 'MLContext': parameter 2 ('outputData')"
+
+
+def dispatch(context, graph, input_count: int, *names_and_tensors):
+    """context.dispatch(graph, inputs, outputs) with its records read by the shim:
+    `input_count` name, tensor pairs of inputs, then those of outputs (names already
+    USVStrings, later duplicates replacing earlier ones as in a converted record)."""
+    def steps():
+        n = 2 * input_count
+        inputs = dict(zip(names_and_tensors[0:n:2], names_and_tensors[1:n:2]))
+        outputs = dict(zip(names_and_tensors[n::2], names_and_tensors[n + 1::2]))
+        context._dispatch(graph, inputs, outputs)
+    return _outcome(steps)
+
+
+def write_tensor(context, tensor, input_data):
+    """context.writeTensor(tensor, inputData), `tensor` an MLTensor."""
+    return _outcome(lambda: context._write_tensor(tensor, convert(input_data, _BUFFER_SOURCE, _WRITE_DATA)))
+
+
+def read_tensor(resolve, from_python, context, tensor, *output_data) -> None:
+    """context.readTensor(tensor) (no `output_data`) or readTensor(tensor, outputData), `tensor`
+    an MLTensor, settling the page's promise through `resolve` / `from_python` as settle()
+    does; readTensor(tensor)'s ArrayBuffer is copied from the tensor's memory in one step."""
+    promise = _PagePromise(resolve, from_python)
+    try:
+        buffer = convert(output_data[0], _BUFFER_SOURCE, _READ_DATA) if output_data else None
+        context._read_tensor(promise, tensor, buffer, copy_out=_array_buffer_of)
+    except Exception as exc:  # noqa: BLE001 - a conversion error (or a bug of ours) rejects
+        promise.set_exception(exc)
+
+
+class _PagePromise:
+    """The page's promise (made by the shim) as the API's steps see one: settled at most
+    once, through done() / set_result() / set_exception(), straight into the shim's
+    resolvers (no asyncio future, no listener in between)."""
+
+    __slots__ = ("_resolve", "_from_python", "_done")
+
+    def __init__(self, resolve, from_python):
+        self._resolve, self._from_python, self._done = resolve, from_python, False
+
+    def done(self) -> bool:
+        return self._done
+
+    def set_result(self, value) -> None:
+        self._done = True
+        _settle_page_promise(self._resolve, self._from_python, value)
+
+    def set_exception(self, exc: BaseException) -> None:
+        self._done = True
+        self._from_python(BridgeFailure(exc))
+
+
+def _array_buffer_of(array: np.ndarray):
+    """readTensor(tensor)'s new ArrayBuffer holding the array's bytes, copied out of
+    Pyodide's memory in one call; MemoryError when the JS heap cannot hold it."""
+    if not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array)
+    try:
+        return _copy_out(array.__array_interface__["data"][0] if array.size else 0, array.nbytes)
+    except JsException:   # RangeError
+        raise MemoryError from None
+
+
 def get(target, attribute: str):
     return _outcome(lambda: getattr(target, attribute))
 
@@ -173,18 +251,29 @@ def settle(awaitable, resolve, from_python) -> None:
     proxies it and destroys the proxy after); the shim keeps its own copy."""
     def settled(done):
         try:
-            outcome = _to_js(done.result())
+            result = done.result()
         except BaseException as exc:  # noqa: BLE001 - CancelledError included
-            outcome = BridgeFailure(exc)
-        if outcome is None or isinstance(outcome, (bool, int, float, str, JsProxy)):
-            resolve(outcome)
-        else:
-            from_python(outcome)
+            from_python(BridgeFailure(exc))
+            return
+        _settle_page_promise(resolve, from_python, result)
 
     if isinstance(awaitable, PromiseFuture):
         awaitable.on_settled(settled)
     else:
         asyncio.ensure_future(awaitable).add_done_callback(settled)
+
+
+def _settle_page_promise(resolve, from_python, result) -> None:
+    """Resolve the page's promise with `result` as a JS value (resolve) or a Python object
+    to wrap (from_python); a result that cannot be converted rejects it."""
+    try:
+        outcome = _to_js(result)
+    except Exception as exc:  # noqa: BLE001
+        outcome = BridgeFailure(exc)
+    if outcome is None or isinstance(outcome, (bool, int, float, str, JsProxy)):
+        resolve(outcome)
+    else:
+        from_python(outcome)
 
 
 def _member(target, member: str):
@@ -235,8 +324,8 @@ def _array_buffer(data, method: str):
     out of Pyodide's memory where it lives, in one crossing."""
     data = np.frombuffer(data, np.uint8)
     try:
-        return _copy_out(data.__array_interface__["data"][0] if data.size else 0, data.size)
-    except JsException:   # RangeError: the JS heap cannot hold it (§8.3.4 step 9.1.2)
+        return _array_buffer_of(data)
+    except MemoryError:   # the JS heap cannot hold it (§8.3.4 step 9.1.2)
         raise out_of_memory(method, data.size, "the result's ArrayBuffer") from None
 
 

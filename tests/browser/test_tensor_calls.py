@@ -1,0 +1,136 @@
+"""MLContext's per-frame calls -- writeTensor(), dispatch(), readTensor() -- which the shim
+hands to Python without the general path's conversion when their arguments are our own
+wrappers (webnn-polyfill.js TENSOR_LANES, bridge.dispatch / write_tensor / read_tensor;
+issue 17 item 2): every exception of §8.3.1, §8.3.4-§8.3.6 still thrown, with the spec's
+type and a message naming the problem, records that WebIDL rejects still rejected as the
+general path rejects them (the names and values read so far handed over), and the timeline
+order kept. Expected values are hand-computed. In every engine of tests/browser/conftest.py.
+"""
+from .console_page import call, console_errors, mark, page, server  # noqa: F401 - fixtures
+
+CALLS = """async () => {
+  const context = await navigator.ml.createContext();
+  const other = await navigator.ml.createContext();
+  const desc = {dataType: "float32", shape: [2]};
+  const gb = new MLGraphBuilder(context);
+  const graph = await gb.build({c: gb.mul(gb.input("a", desc), gb.input("b", desc))});
+  const make = (c, d, usage) => c.createTensor({...d, ...usage});
+  const [ta, tb, tc, tr, t3, foreign, spare] = await Promise.all([
+    make(context, desc, {writable: true, readable: true}), make(context, desc, {writable: true}),
+    make(context, desc, {readable: true}), make(context, desc, {}), make(context, {dataType: "float32", shape: [3]}, {}),
+    make(other, desc, {writable: true, readable: true}), make(context, desc, {writable: true})]);
+  const error = (f) => {
+    try { f(); return "no error"; } catch (e) { return [e.name, e.message]; }
+  };
+  const rejection = async (p) => {
+    try { await p; return "no error"; } catch (e) { return [e.name, e.message]; }
+  };
+  const read = async (t) => Array.from(new Float32Array(await context.readTensor(t)));
+  const facts = {};
+
+  // The timeline order: each read sees the write and dispatch called before it.
+  context.writeTensor(ta, new Float32Array([2, 3]));
+  context.writeTensor(tb, new Float32Array([5, -1]));
+  context.dispatch(graph, {a: ta, b: tb}, {c: tc});
+  const first = context.readTensor(tc);
+  context.writeTensor(ta, new DataView(new Float32Array([4, 0.5]).buffer));
+  context.dispatch(graph, {a: ta, b: tb}, {c: tc});
+  const second = context.readTensor(tc);
+  facts.ordered = [Array.from(new Float32Array(await first)), Array.from(new Float32Array(await second))];
+  const into = new Float32Array(2);
+  facts.intoResult = await context.readTensor(tc, into);
+  facts.into = Array.from(into);
+  context.writeTensor(tb, new Float32Array([1, 1]).buffer);     // an ArrayBuffer
+  facts.fromArrayBuffer = await read(tb).catch((e) => e.name);   // tb is not readable
+
+  // dispatch(): records WebIDL rejects, read as far as its conversion reads them.
+  const seen = [];
+  facts.notATensor = error(() => context.dispatch(graph, {a: ta, b: {}, get z() { seen.push("z"); return tb; }}, {c: tc}));
+  facts.badOutputs = error(() => context.dispatch(graph, {get a() { seen.push("a"); return ta; }, b: tb},
+                                                  {c: graph, get d() { seen.push("d"); return tc; }}));
+  facts.inputsNotAnObject = error(() => context.dispatch(graph, 5, {get c() { seen.push("c"); return tc; }}));
+  facts.seen = seen.splice(0);
+  facts.loneSurrogate = error(() => context.dispatch(graph, {"a\\uD800": ta, b: tb}, {c: tc}));
+  facts.tooFew = error(() => context.dispatch(graph, {a: ta, b: tb}));
+  facts.notAGraph = error(() => context.dispatch(ta, {a: ta, b: tb}, {c: tc}));
+  // §8.3.1's own checks.
+  facts.sameTensorTwice = error(() => context.dispatch(graph, {a: ta, b: tb}, {c: ta}));
+  facts.otherContext = error(() => context.dispatch(graph, {a: foreign, b: tb}, {c: tc}));
+  facts.wrongShape = error(() => context.dispatch(graph, {a: ta, b: tb}, {c: t3}));
+  facts.missingName = error(() => context.dispatch(graph, {a: ta}, {c: tc}));
+  facts.valuesAfterFailures = await read(tc);
+  // A (graph, tensors) that dispatched before, after one of them is destroyed.
+  context.writeTensor(spare, new Float32Array([10, 20]));
+  context.dispatch(graph, {a: ta, b: spare}, {c: tc});
+  facts.withSpare = await read(tc);
+  spare.destroy();
+  facts.destroyedInput = error(() => context.dispatch(graph, {a: ta, b: spare}, {c: tc}));
+
+  // writeTensor() and readTensor().
+  facts.writeNotATensor = error(() => context.writeTensor(graph, new Float32Array(2)));
+  facts.writeNotABuffer = error(() => context.writeTensor(ta, {length: 2}));
+  facts.writeWrongLength = error(() => context.writeTensor(ta, new Float32Array(3)));
+  facts.writeNotWritable = error(() => context.writeTensor(tc, new Float32Array(2)));
+  facts.writeOtherContext = error(() => context.writeTensor(foreign, new Float32Array(2)));
+  facts.writeDestroyed = error(() => context.writeTensor(spare, new Float32Array(2)));
+  facts.readUndefined = await rejection(context.readTensor(tc, undefined));
+  facts.readNotABuffer = await rejection(context.readTensor(tc, {}));
+  facts.readWrongLength = await rejection(context.readTensor(tc, new Float32Array(3)));
+  facts.readNotReadable = await rejection(context.readTensor(tr));
+  facts.readOtherContext = await rejection(context.readTensor(foreign));
+  facts.readDestroyed = await rejection(context.readTensor(spare));
+  facts.readNotATensor = await rejection(context.readTensor(graph));
+
+  // A graph destroyed, then the context lost.
+  const gb2 = new MLGraphBuilder(context);
+  const g2 = await gb2.build({c: gb2.add(gb2.input("a", desc), gb2.input("b", desc))});
+  g2.destroy();
+  facts.graphDestroyed = error(() => context.dispatch(g2, {a: ta, b: tb}, {c: tc}));
+  context.destroy();
+  facts.dispatchAfterLoss = error(() => context.dispatch(graph, {a: ta, b: tb}, {c: tc}));
+  facts.writeAfterLoss = error(() => context.writeTensor(ta, new Float32Array(2)));
+  facts.readAfterLoss = await rejection(context.readTensor(tc));
+  return facts;
+}"""
+
+
+def test_tensor_calls_keep_every_spec_step(page):
+    before = mark(page)
+    f = call(page, CALLS)
+    # c = a * b: [2, 3] * [5, -1], then [4, 0.5] * [5, -1].
+    assert f["ordered"] == [[10, -3], [20, -0.5]]
+    assert f["intoResult"] is None and f["into"] == [20, -0.5]
+    assert f["fromArrayBuffer"] == "TypeError"
+    # Rejected records: TypeErrors naming the argument and the key, read no further.
+    assert f["notATensor"][0] == "TypeError" and "inputs" in f["notATensor"][1] and "'b'" in f["notATensor"][1]
+    assert f["badOutputs"][0] == "TypeError" and "outputs" in f["badOutputs"][1] and "'c'" in f["badOutputs"][1]
+    assert f["inputsNotAnObject"][0] == "TypeError" and "inputs" in f["inputsNotAnObject"][1]
+    assert f["seen"] == ["a"]           # not "z" (after {}), not "d" (after graph), not "c" (after 5)
+    # The name as a USVString: the lone surrogate replaced, so the graph has no such input.
+    assert f["loneSurrogate"][0] == "TypeError" and "a\ufffd" in f["loneSurrogate"][1]
+    assert f["tooFew"][0] == "TypeError" and f["notAGraph"][0] == "TypeError"
+    assert f["sameTensorTwice"][0] == "TypeError" and "more than once" in f["sameTensorTwice"][1]
+    assert f["otherContext"][0] == "TypeError" and "another context" in f["otherContext"][1]
+    assert f["wrongShape"][0] == "TypeError" and "float32[3]" in f["wrongShape"][1]
+    assert f["missingName"][0] == "TypeError" and "1 tensors" in f["missingName"][1]
+    assert f["valuesAfterFailures"] == [20, -0.5]
+    assert f["withSpare"] == [40, 10]                    # [4, 0.5] * [10, 20]
+    assert f["destroyedInput"][0] == "TypeError" and "destroyed" in f["destroyedInput"][1]
+    assert f["writeNotATensor"][0] == "TypeError"
+    assert f["writeNotABuffer"][0] == "TypeError" and "inputData" in f["writeNotABuffer"][1]
+    assert f["writeWrongLength"][0] == "TypeError" and "12 bytes" in f["writeWrongLength"][1]
+    assert f["writeNotWritable"][0] == "TypeError" and "not writable" in f["writeNotWritable"][1]
+    assert f["writeOtherContext"][0] == "TypeError" and "another context" in f["writeOtherContext"][1]
+    assert f["writeDestroyed"][0] == "TypeError" and "destroyed" in f["writeDestroyed"][1]
+    assert f["readUndefined"][0] == "TypeError"
+    assert f["readNotABuffer"][0] == "TypeError" and "outputData" in f["readNotABuffer"][1]
+    assert f["readWrongLength"][0] == "TypeError" and "12 bytes" in f["readWrongLength"][1]
+    assert f["readNotReadable"][0] == "TypeError" and "not readable" in f["readNotReadable"][1]
+    assert f["readOtherContext"][0] == "TypeError" and "another context" in f["readOtherContext"][1]
+    assert f["readDestroyed"][0] == "TypeError" and "destroyed" in f["readDestroyed"][1]
+    assert f["readNotATensor"][0] == "TypeError"
+    assert f["graphDestroyed"][0] == "InvalidStateError"
+    # Losing the context (§8.3.9) destroys its graphs and tensors.
+    assert f["dispatchAfterLoss"][0] == "InvalidStateError"
+    assert f["writeAfterLoss"][0] == "TypeError" and f["readAfterLoss"][0] == "TypeError"
+    assert not console_errors(page, before)
