@@ -12,8 +12,10 @@ const WAKE = 1;           // bumped for each call: the workers' Atomics.wait add
 const ARGS = 2;           // the open call's arguments (ARG_* below), written before STATE opens it
 const READY = 32;         // READY + w: worker w has instantiated the kernels
 const BUSY = 64;          // BUSY + w: worker w is between looking at STATE and finishing its tile
+const SLEEPING = 80;      // SLEEPING + w: worker w is in (or about to enter) Atomics.wait
 const DONE = 96;          // DONE + t: the generation whose tile t is in the arena's C
-const MAX_WORKERS = 32;
+const MAX_WORKERS = 16;
+const LINGER = 20;        // how long (ms, float32) a worker polls for the next call before it sleeps
 const TILE_BITS = 12;
 const CLOSED = (1 << TILE_BITS) - 1;
 const MAX_TILES = CLOSED - 1;
@@ -27,7 +29,7 @@ const [ARG_TILES, ARG_TILE_ROWS, ARG_ROWS, ARG_N, ARG_K, ARG_A, ARG_PACK, ARG_B,
 function workerMain() {
   "use strict";
   const CONSTANTS = null;   // replaced by makePool's constants when the script is made
-  const { STATE, WAKE, ARGS, READY, BUSY, DONE, TILE_BITS, CLOSED } = CONSTANTS;
+  const { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, TILE_BITS, CLOSED } = CONSTANTS;
   self.onmessage = (event) => {
     const data = event.data;
     if (!data || data.webnnKernelPool !== 1) return;
@@ -57,22 +59,31 @@ function workerMain() {
         Atomics.store(done, DONE + tile, state >>> TILE_BITS);
       }
       Atomics.store(control, BUSY + index, 0);
+      // Poll for the next call a little while (a model's GEMMs come a few ms apart), then
+      // sleep: waking a sleeping worker costs the page's thread its core on a busy machine
+      // (the scheduler runs the woken thread there), a polling one needs no wake-up.
+      const until = performance.now() + controlF32[LINGER];
+      while (Atomics.load(control, WAKE) === seen && performance.now() < until) { /* poll */ }
+      Atomics.store(control, SLEEPING + index, 1);
       Atomics.wait(control, WAKE, seen);
+      Atomics.store(control, SLEEPING + index, 0);
       seen = Atomics.load(control, WAKE);
     }
   };
 }
 
 // The page's side. sharedModule: kernels_shared.wasm compiled; heap: Pyodide's
-// WebAssembly.Memory; mainKernels: kernels.wasm's exports on it; workers: how many.
-function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes) {
-  const constants = { STATE, WAKE, ARGS, READY, BUSY, DONE, TILE_BITS, CLOSED };
+// WebAssembly.Memory; mainKernels: kernels.wasm's exports on it; workerCount: how many;
+// lingerMs: how long an idle worker polls before it sleeps.
+function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, lingerMs) {
+  const constants = { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, TILE_BITS, CLOSED };
   const pageSize = 65536;
   const memory = new WebAssembly.Memory({ initial: 64, maximum: maxBytes / pageSize, shared: true });
   const sharedKernels = new WebAssembly.Instance(sharedModule, { env: { memory } }).exports;
   const control = new Int32Array(memory.buffer, 0, DONE + MAX_TILES + 1);
-  const controlF32 = new Float32Array(memory.buffer, 0, ARGS + 16);
+  const controlF32 = new Float32Array(memory.buffer, 0, DONE);
   Atomics.store(control, STATE, CLOSED);
+  controlF32[LINGER] = lingerMs;
   const script = `(${workerMain.toString().replace("const CONSTANTS = null;",
                                                     `const CONSTANTS = ${JSON.stringify(constants)};`)})();`;
   const url = URL.createObjectURL(new Blob([script], { type: "text/javascript" }));
@@ -93,7 +104,10 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes) {
   // The constant operands kept in the arena: [offset, bytes] blocks, first fit, bump above them.
   const free = [];
   let top = CONTROL_BYTES;
-  const stats = { calls: 0, declined: 0, tiles: 0, workerTiles: 0, late: 0, stolen: 0 };
+  // What the calls did; the times in ms: copying in, the page's own rows, its stolen tiles,
+  // waiting for and copying back the workers' tiles.
+  const stats = { calls: 0, declined: 0, tiles: 0, workerTiles: 0, late: 0, stolen: 0, wakeUps: 0, copyMs: 0,
+                  mineMs: 0, stolenMs: 0, waitMs: 0 };
 
   function ensure(bytes) {
     if (bytes > memory.buffer.byteLength) {
@@ -165,6 +179,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes) {
     // rows split between this thread (in place, in Pyodide's memory) and the workers (on
     // copies in the arena). Returns false, having done nothing, when no worker can take part.
     gemm(m, n, k, aPtr, lda, bPtr, ldb, packPtr, kept, packFloats, outPtr, ldc, biasM, biasN, res, act, lo, hi) {
+      const entered = performance.now();
       const ready = readyWorkers();
       if (!ready) { stats.declined++; return false; }
       // This thread's rows first, in place; the rest in tiles that anyone may take.
@@ -194,8 +209,11 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes) {
       const open = generation << TILE_BITS;
       Atomics.store(control, STATE, open);
       Atomics.add(control, WAKE, 1);
-      Atomics.notify(control, WAKE);
+      for (let w = 0; w < workers.length; w++) {
+        if (Atomics.load(control, SLEEPING + w)) { Atomics.notify(control, WAKE); stats.wakeUps++; break; }
+      }
       const started = performance.now();
+      stats.copyMs += started - entered;   // with the wake-up (see the worker's linger)
       // In place: the rows of Pyodide's A, C, residual and bias_m from `row` on.
       const inPlace = (row, count) => mainKernels.sgemm(
         count, n, k, aPtr + row * lda * 4, lda, 1, bPtr, ldb, outPtr + row * ldc * 4, ldc,
@@ -213,6 +231,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes) {
         inPlace(mine + r0, Math.min(tileRows, rows - r0));
       }
       Atomics.store(control, STATE, open | CLOSED);
+      const waited = performance.now();
       // The workers' tiles: wait for each (spinning: a window's main thread cannot
       // Atomics.wait) at most about twice what such a tile took here, then compute it here;
       // the late worker's result in the arena is ignored, and its BUSY flag keeps later calls
@@ -233,6 +252,9 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes) {
         }
       }
       stats.calls++;
+      stats.mineMs += mineTook;
+      stats.stolenMs += waited - started - mineTook;
+      stats.waitMs += performance.now() - waited;
       stats.tiles += tiles;
       for (let tile = 0; tile < tiles; tile++) stats.stolen += takenHere[tile];
       return true;

@@ -35,6 +35,10 @@ MIN_COLUMNS = 64
 # pool.js addresses B's last n % 8 columns n floats before them, above its 64 KiB control block.
 MAX_COLUMNS = 16384
 MAX_WORKERS = 3
+# How long an idle worker polls for the next GEMM before it sleeps (webnnPolyfillConfig.
+# kernelThreadsLingerMs): waking a sleeping worker cost the page's thread its core on this busy
+# machine, while polling holds a core of the page's (README "Kernels", Threads).
+LINGER_MS = 2.0
 # The arena's largest size (kernels_shared.wasm declares the same maximum).
 MAX_BYTES = 1 << 30
 
@@ -110,16 +114,27 @@ def worker_count() -> int:
         if not getattr(js, "crossOriginIsolated", False):
             return 0
         cores = int(getattr(js.navigator, "hardwareConcurrency", 1) or 1)
-        wanted = min(cores - 1, MAX_WORKERS)
-        # The page's choice, a plain data property only (no page getter runs here).
-        config = js.Object.getOwnPropertyDescriptor(js.globalThis, "webnnPolyfillConfig")
-        if config is not None and hasattr(config, "value") and config.value is not None:
-            setting = js.Object.getOwnPropertyDescriptor(config.value, "kernelThreads")
-            if setting is not None and hasattr(setting, "value") and isinstance(setting.value, (int, float)):
-                wanted = min(int(setting.value), MAX_WORKERS)
-        return max(wanted, 0)
+        wanted = _page_setting("kernelThreads", cores - 1)
+        return max(min(int(wanted), MAX_WORKERS), 0)
     except Exception:  # noqa: BLE001 - anything odd: no threads
         return 0
+
+
+def _page_setting(name: str, default: float) -> float:
+    """webnnPolyfillConfig[name] where the page set it as a number: plain data properties
+    only, so no page getter runs here."""
+    import js  # type: ignore[import-not-found]
+
+    config = js.Object.getOwnPropertyDescriptor(js.globalThis, "webnnPolyfillConfig")
+    if config is None or not hasattr(config, "value") or config.value is None:
+        return default
+    try:
+        setting = js.Object.getOwnPropertyDescriptor(config.value, name)
+    except Exception:  # noqa: BLE001 - not an object
+        return default
+    if setting is not None and hasattr(setting, "value") and isinstance(setting.value, (int, float)):
+        return setting.value
+    return default
 
 
 class Threads:
@@ -164,7 +179,8 @@ def _start(main_exports, heap_memory, workers: int) -> KernelPool | None:
         shared = (resources.files(__package__) / "wasm" / "kernels_shared.wasm").read_bytes()
         make_pool = run_js(f"(function () {{\n{source}\n}})()")
         module = js.WebAssembly.Module.new(to_js(shared))
-        return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES))
+        linger = max(float(_page_setting("kernelThreadsLingerMs", LINGER_MS)), 0.0)
+        return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES, linger))
     except Exception as e:  # noqa: BLE001 - the single-thread kernels serve
         _log.warning("webnn-py: the kernel pool did not start (%s); one thread", e)
         return None

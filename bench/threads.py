@@ -1,0 +1,269 @@
+"""webnn-py's kernel pool (README "Kernels", Threads) against its one-thread kernels and ORT-web.
+
+    .venv/bin/python bench/threads.py [--models NAME ...] [--gemms-only | --skip-gemms]
+                                      [--min-warmup S] [--max-warmup S] [--measure S] [--no-setup]
+
+Part 1, GEMMs: in a cross-origin isolated Chromium page (tests/browser/pages/kernel_pool.html:
+Pyodide and webnn_py without the polyfill), the zoo CNNs' GEMM shapes (1×1 and im2col
+convolutions, packed constant B, bias and relu6 epilogue) timed on one thread and on the pool
+in alternation (the pool's thresholds lifted, so every shape is measured), with what the
+pool's tiles did (taken by a worker, taken back by the page's thread, late).
+
+Part 2, models: bench/zoo.py's CNNs in two isolated pages of one headless Chromium
+(bench/threads.html): page A with `kernelThreads: 0` (webnn-py's one-thread kernels) and
+ORT-web's wasm EP on 1 thread, page B with the pool (its default) and ORT-web on 2 threads.
+The four sides are checked against onnxruntime native, warmed up alone until their medians
+settle, then timed in alternation as bench/zoo.py does. Medians, the ratios and the load
+average are printed. The machine's other work shares its cores: ratios measured side by side
+are what count.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+for _path in (str(REPO), str(BENCH)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+from webnn_bench import COI_HEADERS, ORT_DIST, _quiet_disconnects, alternate, compare, median_ms, print_table  # noqa: E402
+from webnn_bench import prepare_browser_runtime  # noqa: E402
+from zoo import DROP, EvaluatingPage, Prepared, geomean, placed_on_webnn  # noqa: E402
+
+from webnn_py.kernels.pool import LINGER_MS  # noqa: E402
+
+CNNS = ["mobilenet_v2", "resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0"]
+# (rows m, depth k, columns n): the zoo CNNs' GEMMs at 224×224 (rows = output pixels).
+GEMMS = [
+    (12544, 147, 64),    # resnet18's 7×7 stem, im2col
+    (3136, 576, 64),     # resnet18 layer1 3×3
+    (784, 1152, 128),    # resnet18 layer2 3×3
+    (196, 2304, 256),    # resnet18 layer3 3×3
+    (12544, 32, 16),     # mobilenet_v2 block 1 projection
+    (3136, 24, 144),     # mobilenet_v2 expansion
+    (3136, 144, 24),     # mobilenet_v2 projection
+    (784, 192, 64),      # mobilenet_v2 / efficientnet mid projections
+    (196, 384, 96),
+    (49, 960, 320),      # mobilenet_v2's last block
+    (49, 320, 1280),     # mobilenet_v2's head
+    (3136, 64, 256),     # squeezenet expand 1×1, 3×3-ish sizes
+]
+PAGES = REPO / "tests" / "browser" / "pages"
+
+GEMM_CODE = """
+import asyncio, time
+import numpy as np
+import webnn_py.kernels as K
+from webnn_py.kernels import pool as P
+
+P.MIN_MACS = P.MIN_ROWS = P.MIN_COLUMNS = 1     # measure every shape
+kernels = K.available()
+threads = kernels.threads
+rng = np.random.default_rng(0)
+
+def timed(a, b, bias, packed, out, use, runs):
+    kernels.threads = threads if use else None
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        kernels.gemm(a, b, bias_n=bias, clamp=(0.0, 6.0), out=out, packed_b=packed)
+        times.append((time.perf_counter() - t0) * 1e3)
+    kernels.threads = threads
+    return times
+
+results = []
+warm = rng.standard_normal((2048, 256), dtype=np.float32)
+warm_b = rng.standard_normal((256, 256), dtype=np.float32)
+warm_packed = kernels.pack_b(warm_b)
+for _ in range(100):
+    kernels.gemm(warm, warm_b, packed_b=warm_packed)
+    if threads.pool is not None and threads.pool.stats()["calls"]:
+        break
+    await asyncio.sleep(0.1)
+for m, k, n in SHAPES:
+    a = rng.standard_normal((m, k), dtype=np.float32)
+    b = rng.standard_normal((k, n), dtype=np.float32)
+    bias = rng.standard_normal(n, dtype=np.float32)
+    packed = kernels.pack_b(b)
+    out = np.empty((m, n), np.float32)
+    one, pooled = [], []
+    macs = m * k * n
+    runs = max(3, min(50, int(2e7 / macs)))
+    timed(a, b, bias, packed, out, True, runs)
+    timed(a, b, bias, packed, out, False, runs)
+    before = threads.pool.stats()
+    for turn in range(ROUNDS):
+        one += timed(a, b, bias, packed, out, False, runs)
+        pooled += timed(a, b, bias, packed, out, True, runs)
+        await asyncio.sleep(0.02)
+    after = threads.pool.stats()
+    results.append({"shape": [m, k, n], "one": one, "pool": pooled,
+                    "stats": {key: after[key] - before[key] for key in after}})
+{"workers": threads.pool.workers, "results": results}
+"""
+
+
+def gemm_bench(rounds: int) -> dict:
+    import browsers
+    from webnn_py.serve import PolyfillServer
+
+    code = GEMM_CODE.replace("SHAPES", repr(GEMMS)).replace("ROUNDS", str(rounds))
+    with PolyfillServer(root=PAGES, headers=COI_HEADERS) as server, browsers.launch("chromium") as browser, \
+            browser.new_page() as page:
+        page.goto(f"{server.url}/kernel_pool.html")
+        facts = page.evaluate("window.booted", timeout=300)
+        if "error" in facts or not facts["crossOriginIsolated"]:
+            raise SystemExit(f"the GEMM page did not boot isolated: {facts}")
+        out = page.evaluate(f"window.runPython({json.dumps(code)})", timeout=1800)
+        out["engine"] = f"{browser.engine} {browser.version}"
+        return out
+
+
+def report_gemms(gemms: dict) -> None:
+    rows = []
+    for r in gemms["results"]:
+        m, k, n = r["shape"]
+        one, pool = median_ms(r["one"]), median_ms(r["pool"])
+        s = r["stats"]
+        rows.append((f"{m}×{k}×{n}", f"{one:.3f}", f"{pool:.3f}", f"{pool / one:.2f}×",
+                     f"{min(r['one']):.3f}", f"{min(r['pool']):.3f}",
+                     f"{min(r['pool']) / min(r['one']):.2f}×",
+                     f"{s['workerTiles']}/{s['tiles']}", str(s["late"]), str(s["declined"])))
+    print_table(("GEMM m×k×n", "1 thread ms", "pool ms", "pool/1T", "min 1T", "min pool", "min ratio",
+                 "worker tiles", "late", "declined"), rows)
+
+
+def sides_for(lingers: list[float]) -> dict:
+    """{side: (page index, kind)}: page 0 one thread + ORT-web 1T, page 1 + i the pool with
+    lingers[i] (page 1 also ORT-web 2T)."""
+    sides = {"webnn-py 1T": (0, "webnn")}
+    for i, linger in enumerate(lingers):
+        sides[pool_side(linger, lingers)] = (1 + i, "webnn")
+    sides.update({"ORT-wasm 1T": (0, "wasm"), "ORT-wasm 2T": (1, "wasm")})
+    return sides
+
+
+def pool_side(linger: float, lingers: list[float]) -> str:
+    return "webnn-py pool" if len(lingers) == 1 else f"pool linger {linger:g}"
+
+
+def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, lingers: list[float]) -> dict:
+    import browsers
+    from webnn_py.serve import PolyfillServer
+
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="webnn-threads-") as tmp:
+        directory = Path(tmp)
+        print("exporting the models to ONNX ...", file=sys.stderr, flush=True)
+        prepared = {name: Prepared(name, directory) for name in names}
+        mounts = {"/ort/": ORT_DIST, "/models/": directory, "/ort-pages/": REPO / "tests" / "ort" / "pages"}
+        with PolyfillServer(root=BENCH, mounts=mounts, headers=COI_HEADERS) as server, \
+                browsers.launch("chromium") as browser:
+            _quiet_disconnects(server.httpd)
+            out["engine"] = f"{browser.engine} {browser.version}"
+
+            def open_page(query: str):
+                page = browser.new_page()
+                page.goto(f"{server.url}/threads.html?{query}")
+                page.wait_for("self.zooReady === true", timeout=600)
+                return EvaluatingPage(page)
+
+            pages = [open_page("threads=1&kernelThreads=0")]
+            pages += [open_page(f"threads={2 if i == 0 else 1}&kernelThreadsLingerMs={linger:g}")
+                      for i, linger in enumerate(lingers)]
+            sides = sides_for(lingers)
+            for name, p in prepared.items():
+                print(f"{name}: warming each side up until its median settles, then timing {measure:g} s ...",
+                      file=sys.stderr, flush=True)
+                dims = {k: list(v.shape) for k, v in p.inputs.items()}
+                setups = {side: pages[page].evaluate("(a) => setup(a)", {"kind": kind, "name": name, "dims": dims})
+                          for side, (page, kind) in sides.items()}
+                diffs = {side: compare(s["output"], p.reference, p.rtol, p.atol) for side, s in setups.items()}
+                on_webnn = all(placed_on_webnn(setups[side]["log"]) for side, (_, kind) in sides.items()
+                               if kind == "webnn")
+                warmed = {side: pages[page].evaluate("([k, o]) => warmUp(k, o)", [kind, warm])
+                          for side, (page, kind) in sides.items()}
+                times = alternate({side: (pages[page], kind) for side, (page, kind) in sides.items()}, measure,
+                                  min_runs)
+                for page in pages:
+                    page.evaluate("release()")
+                errors = [e for page in pages for e in page.page.errors]
+                if errors:
+                    raise SystemExit(f"page errors: {errors}")
+                out[name] = {"times": times, "warm": warmed, "diffs": diffs, "on_webnn": on_webnn,
+                             "threads": setups["ORT-wasm 2T"]["threads"]}
+    return out
+
+
+def report_models(models: dict, names: list[str], lingers: list[float]) -> bool:
+    sides = sides_for(lingers)
+    pools = [pool_side(linger, lingers) for linger in lingers]
+    ok, rows, ratios = True, [], {}
+    for name in names:
+        r = models[name]
+        med = {side: median_ms(t) for side, t in r["times"].items()}
+        q = {"1T/ORT 2T": med["webnn-py 1T"] / med["ORT-wasm 2T"]}
+        for side in pools:
+            short = "pool" if len(pools) == 1 else side.replace("pool linger ", "L")
+            q[f"{short}/1T"] = med[side] / med["webnn-py 1T"]
+            q[f"{short}/ORT 2T"] = med[side] / med["ORT-wasm 2T"]
+        for key, value in q.items():
+            ratios.setdefault(key, []).append(value)
+        good = all(d[1] for d in r["diffs"].values()) and r["on_webnn"]
+        ok = ok and good
+        warm = "/".join(f"{w['ms'] / 1000:.0f}{'' if w['settled'] else '!'}" for w in r["warm"].values())
+        rows.append((name, *(f"{med[side]:.2f}" for side in sides), *(f"{v:.2f}×" for v in q.values()),
+                     "/".join(str(len(t)) for t in r["times"].values()), warm,
+                     "ok" if good else "MISMATCH or not on WebNN"))
+    rows.append(("geometric mean", *([""] * len(sides)), *(f"{geomean(v):.2f}×" for v in ratios.values()), "", "", ""))
+    print_table(("model", *(f"{side} ms" for side in sides), *ratios, "timed runs", "warm-up s", "check"), rows)
+    return ok
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", choices=CNNS, default=CNNS)
+    parser.add_argument("--gemms-only", action="store_true", help="part 1 only")
+    parser.add_argument("--skip-gemms", action="store_true", help="part 2 only")
+    parser.add_argument("--rounds", type=int, default=6, help="alternations per GEMM shape (default 6)")
+    parser.add_argument("--min-warmup", type=float, default=5.0)
+    parser.add_argument("--max-warmup", type=float, default=40.0)
+    parser.add_argument("--measure", type=float, default=10.0)
+    parser.add_argument("--min-runs", type=int, default=10)
+    parser.add_argument("--linger", type=float, nargs="+", default=[LINGER_MS],
+                        help="the pool pages' kernelThreadsLingerMs, one page each (default pool.LINGER_MS)")
+    parser.add_argument("--no-setup", action="store_true", help="do not rebuild build/pyodide's wheel first")
+    args = parser.parse_args(argv)
+    prepare_browser_runtime(parser, "ort.all.min.mjs", rebuild=not args.no_setup)
+    load = [os.getloadavg()[0]]
+    gemms = models = None
+    if not args.skip_gemms:
+        gemms = gemm_bench(args.rounds)
+        load.append(os.getloadavg()[0])
+    if not args.gemms_only:
+        warm = {"minMs": args.min_warmup * 1000, "maxMs": args.max_warmup * 1000, "windowMs": 1000, "drop": DROP}
+        models = model_bench(args.models, warm, args.measure, args.min_runs, args.linger)
+        load.append(os.getloadavg()[0])
+    print(f"machine: {os.cpu_count()} CPUs, 1-minute load average " + " → ".join(f"{v:.1f}" for v in load))
+    ok = True
+    if gemms:
+        print(f"\nGEMMs: headless {gemms['engine']}, isolated page, {gemms['workers']} worker(s) + the page's thread; "
+              "packed constant B, bias + relu6 epilogue; medians and minima in ms")
+        report_gemms(gemms)
+    if models:
+        print(f"\nModels: headless {models.pop('engine')}, isolated pages (A: kernelThreads 0 + ORT-web 1 thread, "
+              f"then the pool with linger {', '.join(f'{v:g}' for v in args.linger)} ms, the first + ORT-web 2 "
+              "threads); medians of session.run() in ms")
+        ok = report_models(models, args.models, args.linger)
+    print("\nratios: latency / latency (below 1: the first is faster).")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
