@@ -287,12 +287,16 @@
   // it has no code cache for wasm and runs the seconds of interpreter initialisation in its
   // lower tiers, which the 4 MB saves many times over (README "Use it in your page").
   // No Cache Storage (an opaque origin) or WebCrypto: nothing is kept. The page opts out
-  // with webnnPolyfillConfig.memorySnapshot = false.
+  // with webnnPolyfillConfig.memorySnapshot = false. A runtime whose pages each start with
+  // empty storage (wpt_runner: no origin storage may pass from one test to the next) says
+  // `atBoot: true` (fetch it at boot in every engine) and `keep: false` (never read or write
+  // Cache Storage); the HTTP cache may still hold it, as it holds the runtime's other files.
   function memorySnapshots(entry) {
     if (!entry || typeof entry.file !== "string" || !/^[\w.-]+$/.test(entry.file) ||
         typeof entry.integrity !== "string" || !/^sha256-[A-Za-z0-9+/]{43}=$/.test(entry.integrity)) return null;
     const url = pyodideURL + entry.file;
-    const storage = global.caches && typeof global.caches.open === "function" ? global.caches : null;
+    const storage = entry.keep !== false && global.caches && typeof global.caches.open === "function" ? global.caches : null;
+    const atBoot = entry.atBoot === true || isJavaScriptCore();
     const subtle = global.crypto && global.crypto.subtle;
     const open = () => storage.open("webnn-py-memory-snapshots");
     const fetched = () => fetch(url, { integrity: entry.integrity })
@@ -304,7 +308,7 @@
       .catch(() => null) : Promise.resolve(null));
     return {
       forBoot: () => kept().then((bytes) => (bytes ? { bytes, kept: true }
-        : isJavaScriptCore() ? fetched().then((b) => (b ? { bytes: b, kept: false } : null), () => null) : null)),
+        : atBoot ? fetched().then((b) => (b ? { bytes: b, kept: false } : null), () => null) : null)),
       afterBoot: (outcome) => {
         if (!storage || outcome === "kept") return;
         if (outcome === "failed") {   // this engine cannot restore it: stop trying

@@ -279,8 +279,11 @@ def memory_snapshot(pyodide: dict[str, tuple[bytes, str]], runtime: dict[str, tu
     return snapshot
 
 
-def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
-    """Write dist_dir (replacing it whole) and return its manifest."""
+def runtime_folders(runtime_dir: Path = RUNTIME_DIR, snapshot_options: dict | None = None
+                    ) -> tuple[str, str, dict[str, dict[str, tuple[bytes, str]]]]:
+    """(runtime folder, pyodide folder, {folder: {name: (content, when it is loaded)}}): the two
+    content-hashed folders of dist/. `snapshot_options`: more fields of runtime-config.json's
+    memorySnapshot entry (wpt_runner asks for the snapshot at boot and for nothing to be kept)."""
     with build_lock("runtime"):   # tools/setup_runtime.py may be replacing the wheel right now
         runtime = runtime_files(runtime_dir)
     pyodide = {name: runtime.pop(name) for name in PYODIDE_OWN}
@@ -290,7 +293,7 @@ def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
     snapshot = memory_snapshot(pyodide, runtime, config)
     runtime[SNAPSHOT_NAME] = (snapshot, "after the boot, in the background, kept for the next visit "
                                         "(JavaScriptCore: at boot): Python's memory after loadPyodide()")
-    config["memorySnapshot"] = {"file": SNAPSHOT_NAME, "integrity": sri_sha256(snapshot)}
+    config["memorySnapshot"] = dict(snapshot_options or {}, file=SNAPSHOT_NAME, integrity=sri_sha256(snapshot))
     runtime[CONFIG_NAME] = (json.dumps(config, indent=2).encode() + b"\n", runtime[CONFIG_NAME][1])
     folder = RUNTIME_PREFIX + folder_hash(runtime)
     # Pyodide resolves the lock's file names against indexURL: "../runtime-<hash>/<wheel>". The
@@ -299,6 +302,13 @@ def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
     for package in lock["packages"].values():
         package["file_name"] = f"../{folder}/{package['file_name']}"
     runtime[LOCK_NAME] = (lock_bytes(lock), runtime[LOCK_NAME][1])
+    return folder, pyodide_folder, {folder: runtime, pyodide_folder: pyodide}
+
+
+def build(dist_dir: Path = DIST_DIR, runtime_dir: Path = RUNTIME_DIR) -> dict:
+    """Write dist_dir (replacing it whole) and return its manifest."""
+    folder, pyodide_folder, folders = runtime_folders(runtime_dir)
+    runtime, pyodide = folders[folder], folders[pyodide_folder]
     entry = entry_script(folder, read(SHIM).decode(), read(METADATA).decode())
     files = {ENTRY: (entry, "the script tag; boots the runtime at once (or at the first createContext() "
                             "with lazy: true)"),

@@ -3,7 +3,8 @@
   /__wpt_runner__/hook.js            the result hook every test page loads first
   /__wpt_runner__/report             (POST) the hook's reports, in engines without a Playwright binding
   /__wpt_runner__/webnn-polyfill.js  the polyfill, unless --polyfill-url
-  /__wpt_runner__/runtime-<hash>/... its runtime as dist/ ships it (runtime.py; `immutable`), or
+  /__wpt_runner__/runtime-<hash>/... its runtime as dist/ ships it, and pyodide-<hash>/... Pyodide's
+                                     own files (runtime.py; `immutable`), or
   /__wpt_runner__/pyodide/...        build/pyodide with --runtime build (webnn_py.serve's files)
   /<path>                            files of the checkout; when none exists, the generated
                                      wrapper that WPT would serve there (see wrappers.py)
@@ -195,13 +196,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._send(200, (ASSETS / "hook.js").read_bytes(), _TYPES[".js"])
         elif name == "webnn-polyfill.js":
             self._send(200, self.runtime.entry if self.runtime else _polyfill_source(), _TYPES[".js"])
-        elif self.runtime and name.startswith(self.runtime.folder + "/"):
-            body = self.runtime.files.get(name[len(self.runtime.folder) + 1:])
-            if body is None:
-                self._send(404, b"not found\n", "text/plain")
-            else:
-                # The folder's name is the hash of its content: the file can never change.
-                self._send(200, body, content_type(Path(name)), cache=IMMUTABLE)
+        elif self.runtime and name in self.runtime.files:
+            # The folder's name is the hash of its content: the file can never change.
+            self._send(200, self.runtime.files[name], content_type(Path(name)), cache=IMMUTABLE)
         elif name == "worker-globals.js":
             self._send(200, wrappers.worker_globals_module(query), _TYPES[".js"])
         elif name.startswith("pyodide/"):

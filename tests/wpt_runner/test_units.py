@@ -218,14 +218,15 @@ def test_shipped_runtime_is_served_immutable_under_its_hash(tree):
     from wpt_runner.runtime import ShippedRuntime
 
     runtime = ShippedRuntime(entry=b"// entry naming runtime-0123/\n", folder="runtime-0123",
-                             files={"pyodide.asm.wasm": b"\0asm", "runtime-config.json": b"{}"})
+                             files={"pyodide-4567/pyodide.asm.wasm": b"\0asm", "runtime-0123/runtime-config.json": b"{}"})
     with WptServer(tree, wrappers.Settings(), runtime=runtime) as server:
         body, headers = fetch(server.url + "/__wpt_runner__/webnn-polyfill.js")
         assert body == runtime.entry.decode() and headers["Cache-Control"] == "no-cache"
-        body, headers = fetch(server.url + "/__wpt_runner__/runtime-0123/pyodide.asm.wasm")
+        body, headers = fetch(server.url + "/__wpt_runner__/pyodide-4567/pyodide.asm.wasm")
         assert body == "\0asm" and headers["Content-Type"] == "application/wasm"
         assert headers["Cache-Control"] == "public, max-age=31536000, immutable"
-        for missing in ("/__wpt_runner__/runtime-0123/other.js", "/__wpt_runner__/runtime-9999/pyodide.asm.wasm"):
+        for missing in ("/__wpt_runner__/runtime-0123/other.js", "/__wpt_runner__/runtime-0123/pyodide.asm.wasm",
+                        "/__wpt_runner__/runtime-9999/runtime-config.json"):
             with pytest.raises(urllib.error.HTTPError):
                 fetch(server.url + missing)
 
