@@ -73,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def default_jobs() -> int:
+    """Pages at once: the CPU count, at most 4 (each page boots its own Pyodide, CPU-bound)."""
+    return min(4, os.cpu_count() or 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return run_command(args)
@@ -122,7 +127,7 @@ def run_command(args) -> int:
 
     to_run = [t for t in tests if not expected.skipped(t.url)]
     skipped = [TestResult(test=t.url, status="SKIP") for t in tests if expected.skipped(t.url)]
-    jobs = args.jobs or min(4, os.cpu_count() or 1)
+    jobs = args.jobs or default_jobs()
     return _run(args, root, to_run, skipped, expected, jobs)
 
 

@@ -1,5 +1,14 @@
-"""Drive headless Chromium through the tests: one browser, a fresh context per test, N at a time.
+"""Drive headless Chromium through the tests: one browser per job, a new tab per test, N at a time.
 (Firefox and WebKit: layer_runner.py.)
+
+Each job has its own Chromium with its own persistent profile, as wptrunner keeps
+one browser and profile: what browsers let pages reuse, the HTTP cache and the
+code caches (the runtime's compiled wasm and JavaScript), carries from one of the
+job's tests to the next, so a page boots from cached code. Nothing else does: a
+test runs in a new tab, and when it ends every tab it left is closed and the
+test origin's storage (cookies, local and Cache Storage, IndexedDB, service
+worker registrations, file systems, ...) is cleared before the next test starts
+(CDP Storage.clearDataForOrigin, which leaves the HTTP and code caches alone).
 
 A test's outcome arrives from the page's hook (assets/hook.js) through a
 Playwright binding: each subtest as it finishes, then the harness's completion.
@@ -7,17 +16,21 @@ Three things end a test early: the renderer crashing (CRASH), the runner's own
 timer (TIMEOUT: the harness's timeout plus a grace period, so testharness.js
 gets to report its own TIMEOUT first, with its subtests, whenever the page can
 still run script), and the browser itself dying (CRASH, and a new browser for the
-tests that remain).
+job's remaining tests). A tab that cannot be closed or a storage that cannot be
+cleared also gets the job a new browser (and profile), so no test sees another's state.
 """
 from __future__ import annotations
 
 import abc
 import asyncio
 import json
+import tempfile
 import time
+import urllib.parse
 from typing import Callable
 
-from .chromium import launch_chromium_async
+from browsers.chromium import HEADLESS_FLAGS, chromium_path
+
 from .manifest import TestItem
 from .results import SubtestResult, TestResult, harness_status_name, subtest_status_name
 
@@ -25,6 +38,10 @@ from .results import SubtestResult, TestResult, harness_status_name, subtest_sta
 GRACE_SECONDS = 5.0
 CLOSE_SECONDS = 10.0
 MAX_CONSOLE_LINES = 40
+# What a test may leave in its origin (CDP Storage.StorageType), cleared after every test.
+# Not "all": that would also name the shader cache; the HTTP and code caches are kept.
+CLEARED_STORAGE = ",".join(["cookies", "file_systems", "indexeddb", "local_storage", "websql", "service_workers",
+                            "cache_storage", "interest_groups", "shared_storage", "storage_buckets"])
 
 
 class PageReports(abc.ABC):
@@ -78,6 +95,8 @@ class Runner:
                  chromium_args: list[str] | None = None, allow_test_crash: bool = False,
                  on_result: Callable[[TestResult], None] | None = None, frame_script: str | None = None):
         self.base_url = base_url.rstrip("/")
+        parts = urllib.parse.urlsplit(self.base_url)
+        self.origin = f"{parts.scheme}://{parts.netloc}"
         self.jobs = max(1, jobs)
         self.timeout_multiplier = timeout_multiplier
         self.chromium_args = chromium_args or []
@@ -94,57 +113,96 @@ class Runner:
         return asyncio.run(self._run(tests))
 
     async def _run(self, tests: list[TestItem]) -> list[TestResult]:
+        from playwright.async_api import async_playwright
+
         results: list[TestResult] = []
         if not tests:
             return results
         queue: asyncio.Queue = asyncio.Queue()
         for item in tests:
             queue.put_nowait(item)
-        async with _BrowserHolder(self.chromium_args) as holder:
-            self.browser_version = holder.version
+        async with async_playwright() as playwright:
 
             async def worker() -> None:
-                while not queue.empty():
-                    item = queue.get_nowait()
-                    result = await self._run_one(holder, item)
-                    results.append(result)
-                    self.on_result(result)
+                job = _JobBrowser(self, playwright)
+                try:
+                    while not queue.empty():
+                        item = queue.get_nowait()
+                        result = await job.run_one(item)
+                        results.append(result)
+                        self.on_result(result)
+                finally:
+                    await job.close()
 
             await asyncio.gather(*(worker() for _ in range(min(self.jobs, len(tests)))))
         return sorted(results, key=lambda r: r.test)
 
-    async def _run_one(self, holder: "_BrowserHolder", item: TestItem) -> TestResult:
+
+class _JobBrowser:
+    """One job's Chromium (a persistent profile in a temporary folder) and the test it runs.
+
+    The profile's first tab stays on about:blank: the runner's CDP session lives there,
+    so the test origin's storage can be cleared once the test's own tabs are gone."""
+
+    def __init__(self, runner: Runner, playwright):
+        self.runner = runner
+        self.playwright = playwright
+        self.context = None
+        self.control = None
+        self.cdp = None
+        self.profile: tempfile.TemporaryDirectory | None = None
+        self.page = None                          # the running test's own tab
+        self.outcome: _PageOutcome | None = None  # and its outcome
+        self.dead = False                         # the browser process died
+
+    async def _start(self) -> None:
+        runner = self.runner
+        self.dead = False
+        self.profile = tempfile.TemporaryDirectory(prefix="wpt-chromium-")
+        self.context = await self.playwright.chromium.launch_persistent_context(
+            self.profile.name, executable_path=chromium_path(), headless=True,
+            args=HEADLESS_FLAGS + list(runner.chromium_args))
+        self.control = self.context.pages[0] if self.context.pages else await self.context.new_page()
+        self.cdp = await self.context.new_cdp_session(self.control)
+        if runner.browser_version is None:
+            product = (await self.cdp.send("Browser.getVersion")).get("product", "")
+            runner.browser_version = product.split("/", 1)[-1] or product
+        if runner.frame_script:
+            await self.context.add_init_script(runner.frame_script)
+        await self.context.expose_binding("__wptRunnerReport", self._report)
+        if runner.allow_test_crash:
+            await self.context.expose_binding("__wptRunnerTestCrash",
+                                              lambda source: _crash(self.context, source["page"]))
+        self.context.on("weberror", lambda error: self._log(f"uncaught (worker or page): {error.error}"))
+        self.context.on("close", lambda *_: self._died())
+
+    def _report(self, source, payload) -> None:
+        # Only the test's own page reports: popups it opens have hooks too.
+        if self.outcome is not None and self.page is not None and source["frame"] is self.page.main_frame:
+            self.outcome.on_report(payload)
+
+    def _log(self, line: str) -> None:
+        if self.outcome is not None:
+            self.outcome.log(line)
+
+    def _died(self) -> None:
+        self.dead = True
+        if self.outcome is not None:
+            self.outcome.finish("CRASH", "the browser process died")
+
+    async def run_one(self, item: TestItem) -> TestResult:
         started = time.monotonic()
-        outcome = _PageOutcome()
-        timeout = item.timeout_seconds * self.timeout_multiplier + GRACE_SECONDS
-        context = browser = None
-
-        def on_disconnect(*_):
-            outcome.finish("CRASH", "the browser process died")
-
+        outcome = self.outcome = _PageOutcome()
+        timeout = item.timeout_seconds * self.runner.timeout_multiplier + GRACE_SECONDS
         try:
-            browser = await holder.get()
-            context = await browser.new_context()
-            if self.frame_script:
-                await context.add_init_script(self.frame_script)
-            main: list = []   # the test's own page; popups it opens have hooks too, and must not report
-
-            def report(source, payload):
-                if main and source["frame"] is main[0].main_frame:
-                    outcome.on_report(payload)
-
-            await context.expose_binding("__wptRunnerReport", report)
-            if self.allow_test_crash:
-                await context.expose_binding("__wptRunnerTestCrash", lambda source: _crash(context, source["page"]))
-            page = await context.new_page()
-            main.append(page)
+            if self.context is None:
+                await self._start()
+            page = self.page = await self.context.new_page()
             page.on("crash", lambda *_: outcome.finish("CRASH", "the renderer process crashed"))
             page.on("console", lambda msg: outcome.log(f"console.{msg.type}: {msg.text}")
                     if msg.type in ("error", "warning") else None)
             page.on("pageerror", lambda error: outcome.log(f"uncaught: {error}"))
-            context.on("weberror", lambda error: outcome.log(f"uncaught (worker or page): {error.error}"))
-            browser.on("disconnected", on_disconnect)
-            navigation = asyncio.ensure_future(page.goto(self.base_url + item.url, wait_until="commit",
+            navigation = asyncio.ensure_future(page.goto(self.runner.base_url + item.url, wait_until="commit",
                                                          timeout=timeout * 1000))
             navigation.add_done_callback(lambda task: _navigation_failed(task, outcome))
             try:
@@ -156,18 +214,40 @@ class Runner:
                 navigation.cancel()
         except Exception as error:  # noqa: BLE001 - one test's trouble must not stop the run
             if not outcome.done.done():
-                outcome.finish("CRASH" if holder.broken() else "ERROR", f"runner: {type(error).__name__}: {error}")
+                outcome.finish("CRASH" if self.dead else "ERROR", f"runner: {type(error).__name__}: {error}")
             status, message, subtests = outcome.done.result()
         finally:
-            if browser is not None:
-                browser.remove_listener("disconnected", on_disconnect)
-            if context is not None:
-                try:
-                    await asyncio.wait_for(context.close(), CLOSE_SECONDS)
-                except Exception:  # noqa: BLE001 - a crashed page's context may already be gone
-                    pass
+            self.page = None
+            self.outcome = None
+            await self._clean_up()
         return TestResult(test=item.url, status=status, message=message, subtests=subtests,
                           duration_ms=int((time.monotonic() - started) * 1000), console=outcome.console)
+
+    async def _clean_up(self) -> None:
+        """Close the test's tabs and clear its origin's storage; a new browser if either fails."""
+        if self.context is None:
+            return
+        if self.dead:
+            await self.close()
+            return
+        try:
+            for page in list(self.context.pages):
+                if page is not self.control:
+                    await asyncio.wait_for(page.close(), CLOSE_SECONDS)
+            await asyncio.wait_for(self.cdp.send("Storage.clearDataForOrigin", {
+                "origin": self.runner.origin, "storageTypes": CLEARED_STORAGE}), CLOSE_SECONDS)
+        except Exception:  # noqa: BLE001 - a hung tab or a dead browser: start afresh
+            await self.close()
+
+    async def close(self) -> None:
+        context, profile, self.context, self.profile = self.context, self.profile, None, None
+        if context is not None:
+            try:
+                await asyncio.wait_for(context.close(), CLOSE_SECONDS)
+            except Exception:  # noqa: BLE001 - a dead browser cannot be closed cleanly
+                pass
+        if profile is not None:
+            profile.cleanup()
 
 
 def _navigation_failed(task: asyncio.Future, outcome: _PageOutcome) -> None:
@@ -184,41 +264,3 @@ async def _crash(context, page) -> None:
     # Page.crash does not answer: the renderer is gone before it could.
     task = asyncio.ensure_future(session.send("Page.crash"))
     task.add_done_callback(lambda t: t.cancelled() or t.exception())
-
-
-class _BrowserHolder:
-    """The shared browser, relaunched if it dies mid-run."""
-
-    def __init__(self, args: list[str]):
-        self.args = args
-        self._stack = None
-        self._browser = None
-        self._lock = asyncio.Lock()
-        self.version: str | None = None
-
-    async def __aenter__(self) -> "_BrowserHolder":
-        await self.get()
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self._close()
-
-    def broken(self) -> bool:
-        return self._browser is not None and not self._browser.is_connected()
-
-    async def get(self):
-        async with self._lock:
-            if self._browser is None or not self._browser.is_connected():
-                await self._close()
-                self._stack = launch_chromium_async(self.args)
-                self._browser = await self._stack.__aenter__()
-                self.version = self._browser.version
-            return self._browser
-
-    async def _close(self) -> None:
-        if self._stack is not None:
-            stack, self._stack, self._browser = self._stack, None, None
-            try:
-                await stack.__aexit__(None, None, None)
-            except Exception:  # noqa: BLE001 - a dead browser cannot be closed cleanly
-                pass

@@ -41,8 +41,11 @@ def runs(wpt_root, tmp_path_factory, pyodide_runtime):
                    env={"WPT_RUNNER_ALLOW_TEST_CRASH": "1"})
     main = cli("--wpt-root", wpt_root, "runner/", "webnn/", "setup_errors/", "--jobs", "2", "--timeout-multiplier", MAIN_MULTIPLIER,
                "--expectations", HERE / "expectations.json", "--report", out / "main.json", "-v")
+    # One job: the three pages run in turn in one browser and profile.
+    isolation = cli("--wpt-root", wpt_root, "isolation/", "--no-polyfill", "--jobs", "1",
+                    "--report", out / "isolation.json")
     results = {}
-    for name, process in (("main", main), ("timeouts", timeouts)):
+    for name, process in (("main", main), ("timeouts", timeouts), ("isolation", isolation)):
         code, stdout, stderr = finish(process)
         report = json.loads((out / f"{name}.json").read_text()) if (out / f"{name}.json").is_file() else None
         results[name] = {"code": code, "stdout": stdout, "stderr": stderr, "report": report}
@@ -196,6 +199,19 @@ def test_summary_table_per_directory(runs):
     stdout = runs["main"]["stdout"]
     for directory in ("/runner/", "/webnn/", "/webnn/conformance_tests/", "/webnn/validation_tests/", "total"):
         assert any(line.startswith(directory + " ") for line in stdout.splitlines()), directory
+
+
+def test_no_test_sees_an_earlier_tests_storage(runs):
+    # The job's browser keeps its HTTP and code caches across tests, nothing else: each page
+    # checks that cookies, localStorage, Cache Storage, IndexedDB and service worker
+    # registrations are empty, then leaves all of them behind for the next.
+    run = runs["isolation"]
+    assert run["report"] is not None, run["stdout"] + run["stderr"]
+    results = by_test(run["report"])
+    assert sorted(results) == [f"/isolation/storage.https.window.html?{n}" for n in (1, 2, 3)]
+    for test, result in results.items():
+        assert result["status"] == "OK" and set(subtests(result).values()) == {"PASS"}, (test, result)
+    assert run["code"] == 0
 
 
 # ---- the timing run: hang, crash, harness timeout, timeout=long ----------------------------
