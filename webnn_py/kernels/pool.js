@@ -59,9 +59,9 @@ function workerMain() {
         Atomics.store(done, DONE + tile, state >>> TILE_BITS);
       }
       Atomics.store(control, BUSY + index, 0);
-      // Poll for the next call a little while (a model's GEMMs come a few ms apart), then
-      // sleep: waking a sleeping worker costs the page's thread its core on a busy machine
-      // (the scheduler runs the woken thread there), a polling one needs no wake-up.
+      // Poll for the next call for the linger time (default 0, pool.py LINGER_MS), then sleep:
+      // a polling worker needs no wake-up, which can cost the page's thread its core on a busy
+      // machine (the scheduler runs the woken thread there), but it takes CPU time from the page.
       const until = performance.now() + controlF32[LINGER];
       while (Atomics.load(control, WAKE) === seen && performance.now() < until) { /* poll */ }
       Atomics.store(control, SLEEPING + index, 1);

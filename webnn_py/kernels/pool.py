@@ -9,11 +9,13 @@ other rows' A (and residual, bias) are copied into the arena, cut into tiles tha
 and then the page claim with an atomic counter, and the workers' C rows copied back. A
 constant B is copied into the arena once, when it is first used, and released with it.
 
-Started only where it can help and cannot hang: Pyodide in a page or worker that is
-`crossOriginIsolated`, `navigator.hardwareConcurrency > 1`, WebAssembly threads present,
+Started only where it can help and cannot hang: Pyodide in a page or dedicated worker that
+is `crossOriginIsolated` and can create workers, `navigator.hardwareConcurrency > 1`,
 `webnnPolyfillConfig.kernelThreads` not 0 (the number of workers; default
-hardwareConcurrency - 1, at most 3). Anywhere else, and for GEMMs below the thresholds
-(the copies would not be amortised), kernels.Kernels.gemm runs on one thread as before.
+hardwareConcurrency - 1, at most 3), and only when the first GEMM above the thresholds comes.
+Anywhere else, for GEMMs below the thresholds (the copies would not be amortised), and while no
+worker is ready, kernels.Kernels.gemm runs on one thread as before; results are bit for bit the
+same either way (the same C, each element summed over k in the same order).
 """
 from __future__ import annotations
 
@@ -36,9 +38,11 @@ MIN_COLUMNS = 64
 MAX_COLUMNS = 16384
 MAX_WORKERS = 3
 # How long an idle worker polls for the next GEMM before it sleeps (webnnPolyfillConfig.
-# kernelThreadsLingerMs): waking a sleeping worker cost the page's thread its core on this busy
-# machine, while polling holds a core of the page's (README "Kernels", Threads).
-LINGER_MS = 2.0
+# kernelThreadsLingerMs). Waking a sleeping worker can cost the page's thread its core for a
+# while (the scheduler runs the woken thread there), but a polling worker takes CPU time from
+# the page's other steps: on this busy machine 2 ms made the zoo CNNs 1.1-1.5x slower than one
+# thread, 0 ms 0.5-0.9x (bench/threads.py --linger 0 2).
+LINGER_MS = 0.0
 # The arena's largest size (kernels_shared.wasm declares the same maximum).
 MAX_BYTES = 1 << 30
 
@@ -111,8 +115,8 @@ def worker_count() -> int:
         return 0
     import js  # type: ignore[import-not-found]
     try:
-        if not getattr(js, "crossOriginIsolated", False):
-            return 0
+        if not getattr(js, "crossOriginIsolated", False) or not hasattr(js, "Worker"):
+            return 0   # not isolated, or a scope without dedicated workers (a service worker)
         cores = int(getattr(js.navigator, "hardwareConcurrency", 1) or 1)
         wanted = _page_setting("kernelThreads", cores - 1)
         return max(min(int(wanted), MAX_WORKERS), 0)
