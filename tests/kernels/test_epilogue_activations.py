@@ -59,11 +59,12 @@ def test_sigmoid_and_silu_within_3_ulp_of_float64(gemm_kernels, values):
     assert np.isnan(silu[nan]).all()
 
 
-def test_depthwise_epilogue_activations(native):
+@pytest.mark.parametrize("channels", [20, 84])      # 84: blocks of 64 and 16 where FW is 16 (AVX-512)
+def test_depthwise_epilogue_activations(native, channels):
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((1, 7, 9, 20)).astype(np.float32) * 4
-    f = rng.standard_normal((3, 3, 20)).astype(np.float32)
-    bias = rng.standard_normal(20).astype(np.float32)
+    x = rng.standard_normal((1, 7, 9, channels)).astype(np.float32) * 4
+    f = rng.standard_normal((3, 3, channels)).astype(np.float32)
+    bias = rng.standard_normal(channels).astype(np.float32)
     plain = native.depthwise_nhwc(x, f, bias, (7, 9), (1, 1), (1, 1), (1, 1))
     for activation, reference in ((HARD_SWISH, _hard_swish(plain)),
                                   (hard_sigmoid(0.2, 0.5), _hard_sigmoid(plain, np.float32(0.2), np.float32(0.5)))):

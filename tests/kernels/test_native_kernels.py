@@ -116,7 +116,8 @@ def has_output(case) -> bool:
 
 # Only geometries with a non-empty output (WebNN rejects the others at build time).
 DEPTHWISE = [case for case in itertools.product(
-    [(1, 7, 9, 16), (2, 5, 6, 3), (1, 12, 11, 36), (1, 4, 4, 1), (1, 9, 8, 21)],   # n, h, w, c
+    # n, h, w, c: every channel loop of every build (blocks of 4 FW channels, FW = 4 or 16, then FW, 4, 1)
+    [(1, 7, 9, 16), (2, 5, 6, 3), (1, 12, 11, 36), (1, 4, 4, 1), (1, 9, 8, 21), (1, 5, 6, 88), (1, 4, 5, 150)],
     [(3, 3), (1, 1), (5, 5), (2, 3)],                                             # kh, kw
     [((1, 1), (1, 1), (1, 1, 1, 1)), ((2, 2), (1, 1), (0, 1, 0, 1)), ((1, 2), (2, 1), (2, 2, 1, 3)),
      ((3, 1), (1, 2), (0, 0, 0, 0)), ((1, 1), (1, 1), (4, 0, 3, 5))],             # strides, dilations, pads

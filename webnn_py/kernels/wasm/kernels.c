@@ -114,6 +114,34 @@ INLINE float activate1(float x, int act, float lo, float hi) {
     return activate4(splat(x), act, splat(lo), splat(hi))[0];
 }
 
+/* FW lanes of float32 for loops that the native build runs wider: 4 in wasm (f32x4, the
+ * same as v4) and SSE builds, 16 where the native build targets AVX-512 (-march=native).
+ * Each lane does the same float32 operations whatever FW is: results do not depend on it. */
+#if defined(__AVX512F__)
+#define FW 16
+#else
+#define FW 4
+#endif
+typedef float vw __attribute__((vector_size(FW * 4)));
+typedef float vwu __attribute__((vector_size(FW * 4), aligned(4)));
+INLINE vw loadw(const float *p) { return *(const vwu *)p; }
+
+/* The activation (if any) of FW lanes, four at a time (activate4), and the store. */
+INLINE void storew_activated(float *p, vw s, int act, v4 lo, v4 hi) {
+#if FW == 16
+    if (act) {
+        store4(p, activate4(__builtin_shufflevector(s, s, 0, 1, 2, 3), act, lo, hi));
+        store4(p + 4, activate4(__builtin_shufflevector(s, s, 4, 5, 6, 7), act, lo, hi));
+        store4(p + 8, activate4(__builtin_shufflevector(s, s, 8, 9, 10, 11), act, lo, hi));
+        store4(p + 12, activate4(__builtin_shufflevector(s, s, 12, 13, 14, 15), act, lo, hi));
+        return;
+    }
+    *(vwu *)p = s;
+#else
+    store4(p, act ? activate4(s, act, lo, hi) : s);
+#endif
+}
+
 /* clamp / relu on their own (when no producer's epilogue took them): n elements,
  * out may be x. */
 EXPORT void clamp_f32(const float *x, float *out, int n, float lo_s, float hi_s) {
@@ -310,7 +338,7 @@ EXPORT void gemm_epilogue(const float *src, float *dst, int m, int n, const floa
  * output [batches, oh, ow, ch]; explicit begin padding (pt, pl), the end padding
  * being implied by oh/ow. out = bias + sum over the taps inside the input (the
  * padding contributes zeros), in row-major tap order, then the activation.
- * Channels go 16 at a time (4 accumulators), then 4, then 1.
+ * Channels go 4 FW at a time (4 accumulators of FW lanes), then FW, then 4, then 1.
  */
 EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
                            const float *x, const float *filter, int kh, int kw,
@@ -333,26 +361,38 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
                 while (j_last > j_first && x0 + (j_last - 1) * dw >= w) j_last--;
                 float *o = out + (((long)nb * oh + oy) * ow + ox) * ch;
                 int c = 0;
-                for (; c + 16 <= ch; c += 16) {
-                    v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-                    if (bias) { s0 = load4(bias + c); s1 = load4(bias + c + 4); s2 = load4(bias + c + 8); s3 = load4(bias + c + 12); }
+                for (; c + 4 * FW <= ch; c += 4 * FW) {
+                    vw s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+                    if (bias) {
+                        s0 = loadw(bias + c); s1 = loadw(bias + c + FW);
+                        s2 = loadw(bias + c + 2 * FW); s3 = loadw(bias + c + 3 * FW);
+                    }
                     for (int i = i_first; i < i_last; i++) {
                         const float *xr = xb + ((long)(y0 + i * dh) * w + x0) * ch + c;
                         const float *fr = filter + (long)i * kw * ch + c;
                         for (int j = j_first; j < j_last; j++) {
                             const float *xp = xr + (long)j * dw * ch, *fp = fr + (long)j * ch;
-                            s0 += load4(xp) * load4(fp);
-                            s1 += load4(xp + 4) * load4(fp + 4);
-                            s2 += load4(xp + 8) * load4(fp + 8);
-                            s3 += load4(xp + 12) * load4(fp + 12);
+                            s0 += loadw(xp) * loadw(fp);
+                            s1 += loadw(xp + FW) * loadw(fp + FW);
+                            s2 += loadw(xp + 2 * FW) * loadw(fp + 2 * FW);
+                            s3 += loadw(xp + 3 * FW) * loadw(fp + 3 * FW);
                         }
                     }
-                    if (act) {
-                        s0 = activate4(s0, act, lo, hi); s1 = activate4(s1, act, lo, hi);
-                        s2 = activate4(s2, act, lo, hi); s3 = activate4(s3, act, lo, hi);
-                    }
-                    store4(o + c, s0); store4(o + c + 4, s1); store4(o + c + 8, s2); store4(o + c + 12, s3);
+                    storew_activated(o + c, s0, act, lo, hi); storew_activated(o + c + FW, s1, act, lo, hi);
+                    storew_activated(o + c + 2 * FW, s2, act, lo, hi); storew_activated(o + c + 3 * FW, s3, act, lo, hi);
                 }
+#if FW > 4
+                for (; c + FW <= ch; c += FW) {
+                    vw s0 = bias ? loadw(bias + c) : (vw){0};
+                    for (int i = i_first; i < i_last; i++) {
+                        const float *xr = xb + ((long)(y0 + i * dh) * w + x0) * ch + c;
+                        const float *fr = filter + (long)i * kw * ch + c;
+                        for (int j = j_first; j < j_last; j++)
+                            s0 += loadw(xr + (long)j * dw * ch) * loadw(fr + (long)j * ch);
+                    }
+                    storew_activated(o + c, s0, act, lo, hi);
+                }
+#endif
                 for (; c + 4 <= ch; c += 4) {
                     v4 s0 = bias ? load4(bias + c) : (v4){0};
                     for (int i = i_first; i < i_last; i++) {
