@@ -29,7 +29,8 @@ def sweep():
     return np.linspace(-30, 30, 64 * 401, dtype=np.float32).reshape(64, 401)
 
 
-@pytest.mark.parametrize("values", [sweep(), SPECIAL.reshape(4, 5)], ids=["sweep", "special"])
+@pytest.mark.parametrize("values", [sweep(), SPECIAL.reshape(4, 5), np.tile(SPECIAL, (2, 1))],
+                         ids=["sweep", "special", "special-16-lanes"])      # rows of 20: 16 lanes + 4
 def test_hard_swish_and_hard_sigmoid_bit_for_bit(gemm_kernels, values):
     values = values + np.float32(0)            # the -0 the epilogue's 0 + v cannot keep
     got = through_epilogue(gemm_kernels, values, HARD_SWISH)
@@ -43,7 +44,8 @@ def test_hard_swish_and_hard_sigmoid_bit_for_bit(gemm_kernels, values):
     np.testing.assert_array_equal(got, _hard_sigmoid(values, np.float32(1 / 6), np.float32(0.5)))
 
 
-@pytest.mark.parametrize("values", [sweep(), SPECIAL.reshape(4, 5)], ids=["sweep", "special"])
+@pytest.mark.parametrize("values", [sweep(), SPECIAL.reshape(4, 5), np.tile(SPECIAL, (2, 1))],
+                         ids=["sweep", "special", "special-16-lanes"])      # rows of 20: 16 lanes + 4
 def test_sigmoid_and_silu_within_3_ulp_of_float64(gemm_kernels, values):
     exact = torch.sigmoid(torch.from_numpy(values.astype(np.float64))).numpy()
     got = through_epilogue(gemm_kernels, values, SIGMOID)
@@ -75,7 +77,8 @@ def test_depthwise_epilogue_activations(native, channels):
     assert np.all(ulp_distance(got / plain, exact)[np.abs(plain) > 1e-3] <= SIGMOID_ULP + 2)
 
 
-@pytest.mark.parametrize("values", [sweep(), SPECIAL.reshape(4, 5)], ids=["sweep", "special"])
+@pytest.mark.parametrize("values", [sweep(), SPECIAL.reshape(4, 5), np.tile(SPECIAL, (2, 1))],
+                         ids=["sweep", "special", "special-16-lanes"])      # rows of 20: 16 lanes + 4
 @pytest.mark.parametrize("factor", [0.125, 0.37, -3.5, 1e-30])
 def test_scale_is_the_float32_product_bit_for_bit(gemm_kernels, values, factor):
     """Activation 6 (a mul by a constant scalar, attention's 1/sqrt(d)): numpy's float32 product."""

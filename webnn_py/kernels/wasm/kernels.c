@@ -31,11 +31,6 @@ INLINE v4 splat(float a) { return (v4){a, a, a, a}; }
  * NaN passes through (both compares are false), and a value equal to a bound gives
  * the bound itself, so -0 and +0 come out as numpy's maximum/minimum give them on
  * the host (its SIMD max returns the second operand on ties). */
-INLINE v4 clamp4(v4 x, v4 lo, v4 hi) {
-    v4i below = x <= lo, above = x >= hi;
-    v4i r = ((v4i)lo & below) | ((v4i)x & ~below);
-    return (v4)(((v4i)hi & above) | (r & ~above));
-}
 INLINE float clamp1(float x, float lo, float hi) {
     if (x <= lo) x = lo;
     if (x >= hi) x = hi;
@@ -58,61 +53,71 @@ INLINE float clamp1(float x, float lo, float hi) {
  * bit pattern; w >= 87 gives 0 (e^-87 = 1.6e-38, the bottom of the normal range), NaN
  * stays NaN. Sigmoid is then within 3 float32 ULP of the exact value (the tests check it
  * against float64), where numpy's float32 1 / (exp(-x) + 1) differs by up to ~2. */
-/* -w = r - k ln 2 (k rounded to nearest, |r| <= ln2 / 2) for w >= 0, with 2^-k as `scale`
- * and whether w < 87 (false for NaN; w is taken as 0 otherwise). */
-typedef struct { v4 r, scale; v4i in_range; } reduced4;
-INLINE reduced4 reduce_exp4(v4 w) {
-    const v4 shifter = splat(12582912.0f);              /* 1.5 * 2^23: round to nearest */
-    v4i in_range = w < splat(87.0f);
-    v4 wc = (v4)((v4i)w & in_range);
-    v4 t = wc * splat(1.44269504088896341f) + shifter;
-    v4 kf = t - shifter;
-    v4i k = (v4i)t - (v4i)shifter;
-    /* ln 2 = 0.693145751953125 (9 trailing zero bits: kf * it is exact) + 1.42860677e-6 */
-    v4 r = (kf * splat(0.693145751953125f) - wc) + kf * splat(1.428606765330187e-6f);
-    return (reduced4){r, (v4)(((v4i){127, 127, 127, 127} - k) << 23), in_range};
+/* The helpers below are defined once for a float vector type V (int lanes VI) by
+ * FLOAT_ACTIVATIONS(V, VI, S), names ending in S: for v4 (suffix 4) everywhere, and for the
+ * FW-lane vw (suffix w) where the native build is wider (AVX-512), so that its epilogue
+ * passes run 16 lanes at a time with the same float32 operations in every lane.
+ *   clampS        min(max(x, lo), hi), as described above;
+ *   reduce_expS   -w = r - k ln 2 (k rounded to nearest, |r| <= ln2 / 2) for w >= 0, with
+ *                 2^-k as `scale` and whether w < 87 (false for NaN; w is taken as 0
+ *                 otherwise); ln 2 = 0.693145751953125 (9 trailing zero bits: kf * it is
+ *                 exact) + 1.42860677e-6;
+ *   expm1_polyS   e^r - 1 = r + r^2/2 + ... + r^7/5040 for |r| <= ln2 / 2;
+ *   selectS       mask ? a : b, lane by lane;
+ *   exp_negS, sigmoidS, activateS   as described above. */
+#define FLOAT_ACTIVATIONS(V, VI, S)                                                                       \
+INLINE V clamp##S(V x, V lo, V hi) {                                                                      \
+    VI below = x <= lo, above = x >= hi;                                                                  \
+    VI r = ((VI)lo & below) | ((VI)x & ~below);                                                           \
+    return (V)(((VI)hi & above) | (r & ~above));                                                         \
+}                                                                                                         \
+typedef struct { V r, scale; VI in_range; } reduced##S;                                                   \
+INLINE reduced##S reduce_exp##S(V w) {                                                                    \
+    const V zero = {0}, shifter = zero + 12582912.0f;              /* 1.5 * 2^23: round to nearest */   \
+    VI in_range = w < zero + 87.0f;                                                                       \
+    V wc = (V)((VI)w & in_range);                                                                         \
+    V t = wc * (zero + 1.44269504088896341f) + shifter;                                                   \
+    V kf = t - shifter;                                                                                   \
+    VI k = (VI)t - (VI)shifter;                                                                           \
+    V r = (kf * (zero + 0.693145751953125f) - wc) + kf * (zero + 1.428606765330187e-6f);                 \
+    return (reduced##S){r, (V)(((VI){0} + 127 - k) << 23), in_range};                                    \
+}                                                                                                         \
+INLINE V expm1_poly##S(V r) {                                                                             \
+    const V zero = {0};                                                                                   \
+    V q = zero + 1.0f / 5040.0f;                                                                          \
+    q = q * r + 1.0f / 720.0f; q = q * r + 1.0f / 120.0f;                                                 \
+    q = q * r + 1.0f / 24.0f;  q = q * r + 1.0f / 6.0f;                                                   \
+    q = q * r + 0.5f;          q = q * r + 1.0f;                                                          \
+    return q * r;                                                                                         \
+}                                                                                                         \
+INLINE V select##S(VI mask, V a, V b) { return (V)(((VI)a & mask) | ((VI)b & ~mask)); }                  \
+INLINE V exp_neg##S(V w) {                                                                                \
+    const V zero = {0};                                                                                   \
+    reduced##S e = reduce_exp##S(w);                                                                      \
+    V value = (expm1_poly##S(e.r) + 1.0f) * e.scale;                                                      \
+    return select##S(e.in_range, value, select##S(w != w, w, zero));   /* NaN stays, else +0 */         \
+}                                                                                                         \
+INLINE V sigmoid##S(V x) {                                                                                \
+    const V zero = {0};                                                                                   \
+    V a = (V)((VI)x & INT32_MAX);                                                                         \
+    V e = exp_neg##S(a);                                                                                  \
+    V s = (zero + 1.0f) / (1.0f + e);                                                                     \
+    VI negative = x < zero;                                                                               \
+    return (V)(((VI)(e * s) & negative) | ((VI)s & ~negative));   /* e^x / (1 + e^x) below 0 */          \
+}                                                                                                         \
+INLINE V activate##S(V x, int act, V lo, V hi) {                                                          \
+    const V zero = {0};                                                                                   \
+    switch (act) {                                                                                        \
+    case 1: return clamp##S(x, lo, hi);                                                                   \
+    case 2: return (x * clamp##S(x + 3.0f, zero, zero + 6.0f)) / 6.0f;                                    \
+    case 3: return sigmoid##S(x);                                                                         \
+    case 4: return x * sigmoid##S(x);                                                                     \
+    case 5: return clamp##S(lo * x + hi, zero, zero + 1.0f);                                              \
+    case 6: return x * lo;                                                                                \
+    default: return x;                                                                                    \
+    }                                                                                                     \
 }
-
-/* e^r - 1 = r + r^2/2 + ... + r^7/5040 for |r| <= ln2 / 2. */
-INLINE v4 expm1_poly4(v4 r) {
-    v4 q = splat(1.0f / 5040.0f);
-    q = q * r + splat(1.0f / 720.0f); q = q * r + splat(1.0f / 120.0f);
-    q = q * r + splat(1.0f / 24.0f);  q = q * r + splat(1.0f / 6.0f);
-    q = q * r + splat(0.5f);          q = q * r + splat(1.0f);
-    return q * r;
-}
-
-/* mask ? a : b, lane by lane. */
-INLINE v4 select4(v4i mask, v4 a, v4 b) { return (v4)(((v4i)a & mask) | ((v4i)b & ~mask)); }
-
-INLINE v4 exp_neg4(v4 w) {
-    reduced4 e = reduce_exp4(w);
-    v4 value = (expm1_poly4(e.r) + splat(1.0f)) * e.scale;
-    return select4(e.in_range, value, select4(w != w, w, splat(0.0f)));   /* NaN stays, else +0 */
-}
-
-INLINE v4 sigmoid4(v4 x) {
-    v4 a = (v4)((v4i)x & (v4i){INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX});
-    v4 e = exp_neg4(a);
-    v4 s = splat(1.0f) / (splat(1.0f) + e);
-    v4i negative = x < splat(0.0f);
-    return (v4)(((v4i)(e * s) & negative) | ((v4i)s & ~negative));   /* e^x / (1 + e^x) below 0 */
-}
-
-INLINE v4 activate4(v4 x, int act, v4 lo, v4 hi) {
-    switch (act) {
-    case 1: return clamp4(x, lo, hi);
-    case 2: return (x * clamp4(x + splat(3.0f), splat(0.0f), splat(6.0f))) / splat(6.0f);
-    case 3: return sigmoid4(x);
-    case 4: return x * sigmoid4(x);
-    case 5: return clamp4(lo * x + hi, splat(0.0f), splat(1.0f));
-    case 6: return x * lo;
-    default: return x;
-    }
-}
-INLINE float activate1(float x, int act, float lo, float hi) {
-    return activate4(splat(x), act, splat(lo), splat(hi))[0];
-}
+FLOAT_ACTIVATIONS(v4, v4i, 4)
 
 /* FW lanes of float32 for loops that the native build runs wider: 4 in wasm (f32x4, the
  * same as v4) and SSE builds, 16 where the native build targets AVX-512 (-march=native).
@@ -123,20 +128,23 @@ INLINE float activate1(float x, int act, float lo, float hi) {
 #define FW 4
 #endif
 typedef float vw __attribute__((vector_size(FW * 4)));
+typedef int32_t vwi __attribute__((vector_size(FW * 4)));
 typedef float vwu __attribute__((vector_size(FW * 4), aligned(4)));
 INLINE vw loadw(const float *p) { return *(const vwu *)p; }
+#if FW > 4
+FLOAT_ACTIVATIONS(vw, vwi, w)
+/* A v4 splat (an activation's lo / hi) as FW lanes. */
+INLINE vw widen_splat(v4 v) { return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0); }
+#endif
 
-/* The activation (if any) of FW lanes, four at a time (activate4), and the store. */
+INLINE float activate1(float x, int act, float lo, float hi) {
+    return activate4(splat(x), act, splat(lo), splat(hi))[0];
+}
+
+/* The activation (if any) of FW lanes, and the store. */
 INLINE void storew_activated(float *p, vw s, int act, v4 lo, v4 hi) {
-#if FW == 16
-    if (act) {
-        store4(p, activate4(__builtin_shufflevector(s, s, 0, 1, 2, 3), act, lo, hi));
-        store4(p + 4, activate4(__builtin_shufflevector(s, s, 4, 5, 6, 7), act, lo, hi));
-        store4(p + 8, activate4(__builtin_shufflevector(s, s, 8, 9, 10, 11), act, lo, hi));
-        store4(p + 12, activate4(__builtin_shufflevector(s, s, 12, 13, 14, 15), act, lo, hi));
-        return;
-    }
-    *(vwu *)p = s;
+#if FW > 4
+    *(vwu *)p = act ? activatew(s, act, widen_splat(lo), widen_splat(hi)) : s;
 #else
     store4(p, act ? activate4(s, act, lo, hi) : s);
 #endif
@@ -317,6 +325,15 @@ EXPORT void gemm_epilogue(const float *src, float *dst, int m, int n, const floa
         const float *si = src + (long)i * n, *ri = res ? res + (long)i * n : 0, *bmi = bias_m ? bias_m + i : 0;
         float *di = dst + (long)i * n;
         int j = 0;
+#if FW > 4
+        for (; j + FW <= n; j += FW) {              /* epilogue8's operations, FW lanes at a time */
+            vw s = loadw(si + j);
+            if (bmi) s += *bmi;
+            if (bias_n) s += loadw(bias_n + j);
+            if (ri) s += loadw(ri + j);
+            storew_activated(di + j, s, act, lo, hi);
+        }
+#endif
         for (; j + 8 <= n; j += 8)
             epilogue8(di + j, load4(si + j), load4(si + j + 4), bmi, bias_n ? bias_n + j : 0, ri ? ri + j : 0,
                       act, lo, hi);
