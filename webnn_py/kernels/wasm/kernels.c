@@ -655,8 +655,19 @@ EXPORT void im2col_nhwc(const float *x, int h, int w, int c, int kh, int kw, int
                         int pt, int pl, int oy0, int rows, int ow, float *out) {
     for (int oy = oy0; oy < oy0 + rows; oy++) {
         for (int ox = 0; ox < ow; ox++) {
+            int ix0 = ox * sw - pl;
             for (int i = 0; i < kh; i++) {
                 int iy = oy * sh + i * dh - pt;
+                if (dw == 1 && iy >= 0 && iy < h && ix0 >= 0 && ix0 + kw <= w) {
+                    /* The window's row lies inside the input: its kw pixels are kw * c contiguous
+                     * floats (one copy instead of kw, which matters for an image's 3 channels). */
+                    const float *src = x + ((long)iy * w + ix0) * c;
+                    int span = kw * c, e = 0;
+                    for (; e + 4 <= span; e += 4) store4(out + e, load4(src + e));
+                    for (; e < span; e++) out[e] = src[e];
+                    out += span;
+                    continue;
+                }
                 for (int j = 0; j < kw; j++) {
                     int ix = ox * sw + j * dw - pl;
                     int ch = 0;
