@@ -64,7 +64,14 @@ INLINE float clamp1(float x, float lo, float hi) {
  *                 exact) + 1.42860677e-6;
  *   expm1_polyS   e^r - 1 = r + r^2/2 + ... + r^7/5040 for |r| <= ln2 / 2;
  *   selectS       mask ? a : b, lane by lane;
- *   exp_negS, sigmoidS, activateS   as described above. */
+ *   exp_negS, sigmoidS, activateS   as described above;
+ *   expm1_negS    e^-w - 1 for w >= 0 (or NaN), without exp_neg's cancellation near w = 0:
+ *                 with q = e^r - 1, e^-w - 1 = 2^-k q + (2^-k - 1) (exact terms for k <= 24);
+ *                 w >= 87 gives -1;
+ *   tanhS         tanh x = sign(x) (-m / (2 + m)), m = e^-2|x| - 1 (no cancellation for small
+ *                 |x|): within 3 float32 ULP, like sigmoid;
+ *   recurrent_activationS   lstm / gru's act: 0 relu (NaN stays NaN), 1 sigmoid, 2 tanh
+ *                 (ops/recurrent.py's C_ACTIVATIONS). */
 #define FLOAT_ACTIVATIONS(V, VI, S)                                                                       \
 INLINE V clamp##S(V x, V lo, V hi) {                                                                      \
     VI below = x <= lo, above = x >= hi;                                                                  \
@@ -116,6 +123,25 @@ INLINE V activate##S(V x, int act, V lo, V hi) {                                
     case 6: return x * lo;                                                                                \
     default: return x;                                                                                    \
     }                                                                                                     \
+}                                                                                                         \
+INLINE V expm1_neg##S(V w) {                                                                              \
+    const V zero = {0};                                                                                   \
+    reduced##S e = reduce_exp##S(w);                                                                      \
+    V value = e.scale * expm1_poly##S(e.r) + (e.scale - 1.0f);                                            \
+    return select##S(e.in_range, value, select##S(w != w, w, zero - 1.0f));   /* NaN stays, else -1 */   \
+}                                                                                                         \
+INLINE V tanh##S(V x) {                                                                                   \
+    VI sign = (VI)x & INT32_MIN;                                                                          \
+    V a = (V)((VI)x ^ sign);                                                                              \
+    V m = expm1_neg##S(a * 2.0f);                                                                         \
+    return (V)((VI)(-m / (2.0f + m)) | sign);                                                             \
+}                                                                                                         \
+INLINE V recurrent_activation##S(V x, int act) {                                                          \
+    const V zero = {0};                                                                                   \
+    if (act == 1) return sigmoid##S(x);                                                                   \
+    if (act == 2) return tanh##S(x);                                                                      \
+    VI keep = (x > zero) | (x != x);                                                                      \
+    return (V)((VI)x & keep);                                                                             \
 }
 FLOAT_ACTIVATIONS(v4, v4i, 4)
 
@@ -131,6 +157,7 @@ typedef float vw __attribute__((vector_size(FW * 4)));
 typedef int32_t vwi __attribute__((vector_size(FW * 4)));
 typedef float vwu __attribute__((vector_size(FW * 4), aligned(4)));
 INLINE vw loadw(const float *p) { return *(const vwu *)p; }
+INLINE void storew(float *p, vw v) { *(vwu *)p = v; }
 #if FW > 4
 FLOAT_ACTIVATIONS(vw, vwi, w)
 /* A v4 splat (an activation's lo / hi) as FW lanes. */
@@ -144,7 +171,7 @@ INLINE float activate1(float x, int act, float lo, float hi) {
 /* The activation (if any) of FW lanes, and the store. */
 INLINE void storew_activated(float *p, vw s, int act, v4 lo, v4 hi) {
 #if FW > 4
-    *(vwu *)p = act ? activatew(s, act, widen_splat(lo), widen_splat(hi)) : s;
+    storew(p, act ? activatew(s, act, widen_splat(lo), widen_splat(hi)) : s);
 #else
     store4(p, act ? activate4(s, act, lo, hi) : s);
 #endif
@@ -750,35 +777,12 @@ EXPORT void layernorm_rows_f32(const float *x, float *out, int rows, int n,
  * the caller's scratch, batch * gates * hidden floats (gru: + batch * hidden more).
  * Gate offsets are given in units of hidden (the `layout` option's order).
  */
-/* e^-w - 1 for w >= 0 (or NaN), float32 four lanes, without exp_neg4's cancellation near
- * w = 0: with q = e^r - 1, e^-w - 1 = 2^-k q + (2^-k - 1) (exact terms for k <= 24);
- * w >= 87 gives -1. */
-INLINE v4 expm1_neg4(v4 w) {
-    reduced4 e = reduce_exp4(w);
-    v4 value = e.scale * expm1_poly4(e.r) + (e.scale - splat(1.0f));
-    return select4(e.in_range, value, select4(w != w, w, splat(-1.0f)));   /* NaN stays, else -1 */
-}
-
-/* tanh x = sign(x) (-m / (2 + m)), m = e^-2|x| - 1 (no cancellation for small |x|): within
- * 3 float32 ULP, like sigmoid4. */
-INLINE v4 tanh4(v4 x) {
-    v4i sign = (v4i)x & (v4i){INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
-    v4 a = (v4)((v4i)x ^ sign);
-    v4 m = expm1_neg4(a * splat(2.0f));
-    return (v4)((v4i)(-m / (splat(2.0f) + m)) | sign);
-}
-
-/* act: 0 relu (NaN stays NaN), 1 sigmoid, 2 tanh (ops/recurrent.py's C_ACTIVATIONS). */
-INLINE v4 recurrent_activation4(v4 x, int act) {
-    if (act == 1) return sigmoid4(x);
-    if (act == 2) return tanh4(x);
-    v4i keep = (x > splat(0.0f)) | (x != x);
-    return (v4)((v4i)x & keep);
-}
-
 /* x[i] = act(x[i]), n floats, in place. */
 INLINE void activate_f32(float *x, int n, int act) {
     int i = 0;
+#if FW > 4
+    for (; i + FW <= n; i += FW) storew(x + i, recurrent_activationw(loadw(x + i), act));
+#endif
     for (; i + 4 <= n; i += 4) store4(x + i, recurrent_activation4(load4(x + i), act));
     for (; i < n; i++) x[i] = recurrent_activation4(splat(x[i]), act)[0];
 }
@@ -786,30 +790,42 @@ INLINE void activate_f32(float *x, int n, int act) {
 /* out[j] = add[j] + sum_k h[k] rt[k, j] for j < n (rt row stride ld), k in increasing order. */
 INLINE void gemv_add(const float *h, int hidden, const float *rt, int ld, int n, const float *add, float *out) {
     int j = 0;
-    for (; j + 32 <= n; j += 32) {
+    /* Columns 8 FW at a time (32 in wasm, 128 with AVX-512 natively), then 4 FW, then FW. */
+    for (; j + 8 * FW <= n; j += 8 * FW) {
         /* 8 independent accumulators: the adds' latency overlaps. */
-        v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};
+        vw s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};
         const float *r = rt + j;
         for (int k = 0; k < hidden; k++, r += ld) {
-            v4 x = splat(h[k]);
-            s0 += x * load4(r); s1 += x * load4(r + 4); s2 += x * load4(r + 8); s3 += x * load4(r + 12);
-            s4 += x * load4(r + 16); s5 += x * load4(r + 20); s6 += x * load4(r + 24); s7 += x * load4(r + 28);
+            vw x = (vw){0} + h[k];
+            s0 += x * loadw(r); s1 += x * loadw(r + FW); s2 += x * loadw(r + 2 * FW);
+            s3 += x * loadw(r + 3 * FW); s4 += x * loadw(r + 4 * FW); s5 += x * loadw(r + 5 * FW);
+            s6 += x * loadw(r + 6 * FW); s7 += x * loadw(r + 7 * FW);
         }
-        store4(out + j, load4(add + j) + s0); store4(out + j + 4, load4(add + j + 4) + s1);
-        store4(out + j + 8, load4(add + j + 8) + s2); store4(out + j + 12, load4(add + j + 12) + s3);
-        store4(out + j + 16, load4(add + j + 16) + s4); store4(out + j + 20, load4(add + j + 20) + s5);
-        store4(out + j + 24, load4(add + j + 24) + s6); store4(out + j + 28, load4(add + j + 28) + s7);
+        float *o = out + j;
+        const float *a = add + j;
+        storew(o, loadw(a) + s0); storew(o + FW, loadw(a + FW) + s1);
+        storew(o + 2 * FW, loadw(a + 2 * FW) + s2); storew(o + 3 * FW, loadw(a + 3 * FW) + s3);
+        storew(o + 4 * FW, loadw(a + 4 * FW) + s4); storew(o + 5 * FW, loadw(a + 5 * FW) + s5);
+        storew(o + 6 * FW, loadw(a + 6 * FW) + s6); storew(o + 7 * FW, loadw(a + 7 * FW) + s7);
     }
-    for (; j + 16 <= n; j += 16) {
-        v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+    for (; j + 4 * FW <= n; j += 4 * FW) {
+        vw s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
         const float *r = rt + j;
         for (int k = 0; k < hidden; k++, r += ld) {
-            v4 x = splat(h[k]);
-            s0 += x * load4(r); s1 += x * load4(r + 4); s2 += x * load4(r + 8); s3 += x * load4(r + 12);
+            vw x = (vw){0} + h[k];
+            s0 += x * loadw(r); s1 += x * loadw(r + FW); s2 += x * loadw(r + 2 * FW); s3 += x * loadw(r + 3 * FW);
         }
-        store4(out + j, load4(add + j) + s0); store4(out + j + 4, load4(add + j + 4) + s1);
-        store4(out + j + 8, load4(add + j + 8) + s2); store4(out + j + 12, load4(add + j + 12) + s3);
+        storew(out + j, loadw(add + j) + s0); storew(out + j + FW, loadw(add + j + FW) + s1);
+        storew(out + j + 2 * FW, loadw(add + j + 2 * FW) + s2); storew(out + j + 3 * FW, loadw(add + j + 3 * FW) + s3);
     }
+#if FW > 4
+    for (; j + FW <= n; j += FW) {
+        vw s0 = {0};
+        const float *r = rt + j;
+        for (int k = 0; k < hidden; k++, r += ld) s0 += ((vw){0} + h[k]) * loadw(r);
+        storew(out + j, loadw(add + j) + s0);
+    }
+#endif
     for (; j + 4 <= n; j += 4) {
         v4 s0 = {0};
         const float *r = rt + j;
