@@ -5,14 +5,15 @@
 
 Part 1, GEMMs: in a cross-origin isolated Chromium page (tests/browser/pages/kernel_pool.html:
 Pyodide and webnn_py without the polyfill), the zoo CNNs' GEMM shapes (1×1 and im2col
-convolutions, packed constant B, bias and relu6 epilogue) timed on one thread and on the pool
-in alternation (the pool's thresholds lifted, so every shape is measured), with what the
-pool's tiles did (taken by a worker, taken back by the page's thread, late).
+convolutions, packed constant B, bias and relu6 epilogue) timed on one thread and through the
+pool in alternation (the pool's thresholds lifted, so every shape is measured; the pool
+chooses per shape between its workers and one thread, and the table says how often it
+pooled), with what the pooled calls' tiles did (taken by a worker, late).
 
-Part 2, models: bench/zoo.py's CNNs in two isolated pages of one headless Chromium
+Part 2, models: bench/zoo.py's CNNs in isolated pages of one headless Chromium
 (bench/threads.html): page A with `kernelThreads: 0` (webnn-py's one-thread kernels) and
-ORT-web's wasm EP on 1 thread, page B with the pool (its default) and ORT-web on 2 threads.
-The four sides are checked against onnxruntime native, warmed up alone until their medians
+ORT-web's wasm EP on 1 thread, page B with the pool (--linger: one page per
+kernelThreadsLingerMs value) and ORT-web on 2 threads. The sides are checked against onnxruntime native, warmed up alone until their medians
 settle, then timed in alternation as bench/zoo.py does. Medians, the ratios and the load
 average are printed. The machine's other work shares its cores: ratios measured side by side
 are what count.
@@ -134,9 +135,9 @@ def report_gemms(gemms: dict) -> None:
         rows.append((f"{m}×{k}×{n}", f"{one:.3f}", f"{pool:.3f}", f"{pool / one:.2f}×",
                      f"{min(r['one']):.3f}", f"{min(r['pool']):.3f}",
                      f"{min(r['pool']) / min(r['one']):.2f}×",
-                     f"{s['workerTiles']}/{s['tiles']}", str(s["late"]), str(s["declined"])))
+                     f"{s['calls']}/{s['calls'] + s['oneThread']}", f"{s['workerTiles']}/{s['tiles']}", str(s["late"])))
     print_table(("GEMM m×k×n", "1 thread ms", "pool ms", "pool/1T", "min 1T", "min pool", "min ratio",
-                 "worker tiles", "late", "declined"), rows)
+                 "pooled calls", "worker tiles", "late"), rows)
 
 
 def sides_for(lingers: list[float]) -> dict:

@@ -68,6 +68,7 @@ def one_case(kernels, rng, m, k, n, what):
         return out.copy(), start_residual
 
     threads = kernels.threads
+    threads.pool.idle(2.0)                 # a worker late on the previous call has finished
     calls = threads.pool.stats()["calls"]
     try:
         single, residual = run(None)
@@ -97,6 +98,7 @@ async def checks():
     b = rng.standard_normal((256, 256), dtype=np.float32)
     packed = kernels.pack_b(b)
     # The workers start in the background: until one is ready the pool declines (one thread).
+    # Each shape's first call is pooled, its second not, then the faster way is chosen.
     for _ in range(100):
         kernels.gemm(a, b, packed_b=packed)
         if threads.pool is not None and threads.pool.stats()["calls"]:
@@ -106,8 +108,10 @@ async def checks():
     result["cases"] = [one_case(kernels, rng, *case) for case in CASES]
     # A worker took tiles at least once (a worker the machine never schedules loses every
     # tile to the page's thread: retry with pauses that let it run).
-    for _ in range(100):
-        kernels.gemm(a, b, packed_b=packed)
+    for size in range(300, 400):
+        threads.pool.idle(2.0)
+        a_size = a[:size * 4]           # a new shape: its first call is pooled
+        kernels.gemm(a_size, b, packed_b=packed)
         if threads.pool.stats()["workerTiles"]:
             break
         await asyncio.sleep(0.05)

@@ -3,10 +3,12 @@ in a cross-origin isolated page, large GEMMs with a constant B are split with de
 workers and come out bit for bit as the one-thread kernel computes them (and within float32
 rounding of numpy's float64 product); a page that is not isolated, or that sets
 `kernelThreads: 0`, never creates a worker. The page boots Pyodide directly
-(pages/kernel_pool.html) and runs kernel_pool_checks.py."""
+(pages/kernel_pool.html) and runs kernel_pool_checks.py; pages/kernel_pool_api.html runs a
+conv2d through navigator.ml (the polyfill) against torch."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import browsers
@@ -59,7 +61,8 @@ def test_workers_took_tiles_and_the_pool_ran_every_case(isolated):
     _, result, _ = isolated
     stats = result["stats"]
     assert stats["workerTiles"] > 0, stats
-    assert stats["calls"] >= 6 + 40, stats
+    # Every call above the thresholds went through the pool, which chose the way per shape.
+    assert stats["calls"] + stats["oneThread"] >= 6 + 40, stats
     assert stats["tiles"] == stats["workerTiles"] + stats["late"] + stats["stolen"], stats
 
 
@@ -79,3 +82,33 @@ def test_no_worker_without_isolation_or_when_turned_off(pyodide_runtime, query, 
     assert result["threads"] is False
     assert result["max_error"] < 1e-2
     assert created == []
+
+
+def pattern(length: int, salt: int) -> np.ndarray:
+    """kernel_pool_api.html's inputs: (i * 7919 + salt) mod 1000 / 1000 - 0.5 in float32."""
+    return ((((np.arange(length) * 7919 + salt) % 1000) / 1000) - 0.5).astype(np.float32)
+
+
+@pytest.mark.parametrize("isolated_page", [True, False])
+def test_a_convolution_through_the_polyfill(pyodide_runtime, isolated_page):
+    import torch
+
+    require("chromium")
+    with PolyfillServer(root=PAGES, headers=ISOLATION if isolated_page else None) as server, \
+            browsers.launch("chromium") as browser, browser.new_page() as page:
+        page.goto(f"{server.url}/kernel_pool_api.html")
+        page.wait_for("window.outcome !== undefined", timeout=300)
+        outcome = page.evaluate("window.outcome", timeout=600)
+    assert "error" not in outcome, outcome
+    assert outcome["crossOriginIsolated"] is isolated_page
+    x = torch.from_numpy(pattern(32 * 56 * 56, 0).reshape(1, 32, 56, 56))
+    w = torch.from_numpy(pattern(64 * 32 * 9, 1).reshape(64, 32, 3, 3))
+    bias = torch.from_numpy(pattern(64, 2))
+    expected = torch.relu(torch.nn.functional.conv2d(x.double(), w.double(), bias.double(), padding=1)).numpy()
+    for result in outcome["results"]:
+        np.testing.assert_allclose(np.array(result, np.float32).reshape(expected.shape), expected, rtol=1e-4,
+                                   atol=1e-4)
+    # Every run the same bits, whichever thread computed which rows.
+    assert outcome["results"][0] == outcome["results"][1] == outcome["results"][2]
+    expected_workers = min(outcome["cores"] - 1, 3) if isolated_page else 0
+    assert outcome["workers"] == [f"webnn-py kernels {w + 1}" for w in range(expected_workers)]

@@ -106,8 +106,11 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   let top = CONTROL_BYTES;
   // What the calls did; the times in ms: copying in, the page's own rows, its stolen tiles,
   // waiting for and copying back the workers' tiles.
-  const stats = { calls: 0, declined: 0, tiles: 0, workerTiles: 0, late: 0, stolen: 0, wakeUps: 0, copyMs: 0,
-                  mineMs: 0, stolenMs: 0, waitMs: 0 };
+  // calls: pooled GEMMs; oneThread: GEMMs this thread did alone (chosen, or declined: no worker
+  // ready).
+  const stats = { calls: 0, oneThread: 0, declined: 0, tiles: 0, workerTiles: 0, late: 0, stolen: 0, wakeUps: 0,
+                  copyMs: 0, mineMs: 0, stolenMs: 0, waitMs: 0 };
+  const timings = new Map();   // "m,n,k" -> {pool, one: moving averages of ms, calls}
 
   function ensure(bytes) {
     if (bytes > memory.buffer.byteLength) {
@@ -175,95 +178,139 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     release(offset, packFloats, k, n) {
       free.push([offset, Math.ceil((packFloats + k * (n % 8)) * 4 / 64) * 64]);
     },
-    // C[m, n] = epilogue(A @ B) as kernels.c sgemm with a packed constant B (kept at `kept`),
-    // rows split between this thread (in place, in Pyodide's memory) and the workers (on
-    // copies in the arena). Returns false, having done nothing, when no worker can take part.
+    // C[m, n] = epilogue(A @ B) as kernels.c sgemm with a packed constant B (kept at `kept`):
+    // on this thread alone, or with rows split between this thread (in place, in Pyodide's
+    // memory) and the workers (on copies in the arena), whichever has been faster for this
+    // shape lately (chooseWay). Always computes C.
     gemm(m, n, k, aPtr, lda, bPtr, ldb, packPtr, kept, packFloats, outPtr, ldc, biasM, biasN, res, act, lo, hi) {
-      const entered = performance.now();
-      const ready = readyWorkers();
-      if (!ready) { stats.declined++; return false; }
-      // This thread's rows first, in place; the rest in tiles that anyone may take.
-      const mine = Math.floor(m / (ready + 1) / 4) * 4;
-      const rows = m - mine;
-      const tileRows = Math.max(8, Math.ceil(rows / (4 * ready) / 4) * 4);
-      const tiles = Math.ceil(rows / tileRows);
-      const rem = n % 8;
-      const floats = rows * k + rows * n + (res ? rows * n : 0) + (biasM ? rows : 0) + (biasN ? n : 0);
-      const base = Math.ceil(top / 64) * 64;
-      if (tiles > MAX_TILES || !ensure(base + floats * 4 + 64)) { stats.declined++; return false; }
-      const heapNow = heapView();
-      let at = base / 4;
-      const aAt = at; at += rows * k;
-      const cAt = at; at += rows * n;
-      copyRows(arena, aAt, heapNow, aPtr / 4 + mine * lda, rows, k, lda);
-      let resAt = 0, biasMAt = 0, biasNAt = 0;
-      if (res) { resAt = at; at += rows * n; copyRows(arena, resAt, heapNow, res / 4 + mine * ldc, rows, n, ldc); }
-      if (biasM) { biasMAt = at; at += rows; arena.set(heapNow.subarray(biasM / 4 + mine, biasM / 4 + m), biasMAt); }
-      if (biasN) { biasNAt = at; at += n; arena.set(heapNow.subarray(biasN / 4, biasN / 4 + n), biasNAt); }
-      const args = [tiles, tileRows, rows, n, k, aAt * 4, kept, rem ? kept + packFloats * 4 - (n - rem) * 4 : 0,
-                    rem, cAt * 4, biasMAt * 4, biasNAt * 4, resAt * 4, act];
-      for (let i = 0; i < args.length; i++) control[ARGS + i] = args[i];
-      controlF32[ARGS + 14] = lo;
-      controlF32[ARGS + 15] = hi;
-      generation = generation % 0xFFFFF + 1;
-      const open = generation << TILE_BITS;
-      Atomics.store(control, STATE, open);
-      Atomics.add(control, WAKE, 1);
-      for (let w = 0; w < workers.length; w++) {
-        if (Atomics.load(control, SLEEPING + w)) { Atomics.notify(control, WAKE); stats.wakeUps++; break; }
-      }
-      const started = performance.now();
-      stats.copyMs += started - entered;   // with the wake-up (see the worker's linger)
       // In place: the rows of Pyodide's A, C, residual and bias_m from `row` on.
       const inPlace = (row, count) => mainKernels.sgemm(
         count, n, k, aPtr + row * lda * 4, lda, 1, bPtr, ldb, outPtr + row * ldc * 4, ldc,
         biasM ? biasM + row * 4 : 0, biasN, res ? res + row * ldc * 4 : 0, act, lo, hi, packPtr, 1);
-      if (mine) inPlace(0, mine);
-      const mineTook = performance.now() - started;
-      // Then the tiles nobody has taken yet (a worker that is late or asleep loses them).
-      const takenHere = new Uint8Array(tiles);
-      for (;;) {
-        const state = Atomics.load(control, STATE), tile = state & CLOSED;
-        if (tile >= tiles) break;
-        if (Atomics.compareExchange(control, STATE, state, state + 1) !== state) continue;
-        takenHere[tile] = 1;
-        const r0 = tile * tileRows;
-        inPlace(mine + r0, Math.min(tileRows, rows - r0));
+      const key = `${m},${n},${k}`;
+      let timing = timings.get(key);
+      if (!timing) timings.set(key, timing = { pool: 0, one: 0, calls: 0 });
+      const started = performance.now();
+      const pooled = chooseWay(timing) && parallel(m, n, k, aPtr, lda, kept, packFloats, outPtr, ldc, biasM, biasN, res,
+                                                   act, lo, hi, inPlace);
+      if (!pooled) {
+        inPlace(0, m);
+        stats.oneThread++;
       }
-      Atomics.store(control, STATE, open | CLOSED);
-      const waited = performance.now();
-      // The workers' tiles: wait for each (spinning: a window's main thread cannot
-      // Atomics.wait) at most about twice what such a tile took here, then compute it here;
-      // the late worker's result in the arena is ignored, and its BUSY flag keeps later calls
-      // on this thread alone until it has finished.
-      const budget = 0.5 + 2 * (mine ? mineTook * tileRows / mine : 1);
-      for (let tile = 0; tile < tiles; tile++) {
-        if (takenHere[tile]) continue;
-        const r0 = tile * tileRows, count = Math.min(tileRows, rows - r0);
-        const deadline = performance.now() + budget;
-        let ok = Atomics.load(control, DONE + tile) === generation;
-        while (!ok && performance.now() < deadline) ok = Atomics.load(control, DONE + tile) === generation;
-        if (ok) {
-          copyRowsBack(heapNow, outPtr / 4 + (mine + r0) * ldc, cAt + r0 * n, count, n, ldc);
-          stats.workerTiles++;
-        } else {
-          inPlace(mine + r0, count);
-          stats.late++;
-        }
-      }
-      stats.calls++;
-      stats.mineMs += mineTook;
-      stats.stolenMs += waited - started - mineTook;
-      stats.waitMs += performance.now() - waited;
-      stats.tiles += tiles;
-      for (let tile = 0; tile < tiles; tile++) stats.stolen += takenHere[tile];
+      const took = performance.now() - started;
+      const way = pooled ? "pool" : "one";
+      timing[way] = timing[way] ? 0.7 * timing[way] + 0.3 * took : took;
       return true;
+    },
+    // Whether every worker is ready and none busy within `ms` (tests wait with it so that the
+    // next call is pooled).
+    idle(ms) {
+      const deadline = performance.now() + ms;
+      while (performance.now() < deadline) {
+        let idle = true;
+        for (let w = 0; w < workers.length; w++) {
+          idle = idle && Atomics.load(control, READY + w) === 1 && Atomics.load(control, BUSY + w) === 0;
+        }
+        if (idle) return true;
+      }
+      return false;
     },
     close() {
       for (let w = 0; w < workers.length; w++) workers[w].terminate();
       workers.length = 0;
     },
   };
+
+  // Whether this call of a shape tries the pool: the first four calls alternate (pool first),
+  // then the way with the lower moving average of its times, except every 16th call, which
+  // tries the other way (a machine whose other work comes and goes changes the answer). On a
+  // busy machine a pooled call can cost more than it saves: waking a worker can cost this thread
+  // its core (the scheduler runs the woken worker there).
+  function chooseWay(timing) {
+    const call = timing.calls++;
+    if (call < 4) return call % 2 === 0;
+    const poolIsFaster = timing.pool < timing.one;
+    return call % 16 === 0 ? !poolIsFaster : poolIsFaster;
+  }
+
+  // The pooled GEMM; false, having done nothing, when no worker can take part now.
+  function parallel(m, n, k, aPtr, lda, kept, packFloats, outPtr, ldc, biasM, biasN, res, act, lo, hi, inPlace) {
+    const entered = performance.now();
+    const ready = readyWorkers();
+    if (!ready) { stats.declined++; return false; }
+    // This thread's rows first, in place; the rest in tiles that anyone may take.
+    const mine = Math.floor(m / (ready + 1) / 4) * 4;
+    const rows = m - mine;
+    const tileRows = Math.max(8, Math.ceil(rows / (4 * ready) / 4) * 4);
+    const tiles = Math.ceil(rows / tileRows);
+    const rem = n % 8;
+    const floats = rows * k + rows * n + (res ? rows * n : 0) + (biasM ? rows : 0) + (biasN ? n : 0);
+    const base = Math.ceil(top / 64) * 64;
+    if (tiles > MAX_TILES || !ensure(base + floats * 4 + 64)) { stats.declined++; return false; }
+    const heapNow = heapView();
+    let at = base / 4;
+    const aAt = at; at += rows * k;
+    const cAt = at; at += rows * n;
+    copyRows(arena, aAt, heapNow, aPtr / 4 + mine * lda, rows, k, lda);
+    let resAt = 0, biasMAt = 0, biasNAt = 0;
+    if (res) { resAt = at; at += rows * n; copyRows(arena, resAt, heapNow, res / 4 + mine * ldc, rows, n, ldc); }
+    if (biasM) { biasMAt = at; at += rows; arena.set(heapNow.subarray(biasM / 4 + mine, biasM / 4 + m), biasMAt); }
+    if (biasN) { biasNAt = at; at += n; arena.set(heapNow.subarray(biasN / 4, biasN / 4 + n), biasNAt); }
+    const args = [tiles, tileRows, rows, n, k, aAt * 4, kept, rem ? kept + packFloats * 4 - (n - rem) * 4 : 0,
+                  rem, cAt * 4, biasMAt * 4, biasNAt * 4, resAt * 4, act];
+    for (let i = 0; i < args.length; i++) control[ARGS + i] = args[i];
+    controlF32[ARGS + 14] = lo;
+    controlF32[ARGS + 15] = hi;
+    generation = generation % 0xFFFFF + 1;
+    const open = generation << TILE_BITS;
+    Atomics.store(control, STATE, open);
+    Atomics.add(control, WAKE, 1);
+    for (let w = 0; w < workers.length; w++) {
+      if (Atomics.load(control, SLEEPING + w)) { Atomics.notify(control, WAKE); stats.wakeUps++; break; }
+    }
+    const started = performance.now();
+    stats.copyMs += started - entered;   // with the wake-up (see the worker's linger)
+    if (mine) inPlace(0, mine);
+    const mineTook = performance.now() - started;
+    // Then the tiles nobody has taken yet (a worker that is late or asleep loses them).
+    const takenHere = new Uint8Array(tiles);
+    for (;;) {
+      const state = Atomics.load(control, STATE), tile = state & CLOSED;
+      if (tile >= tiles) break;
+      if (Atomics.compareExchange(control, STATE, state, state + 1) !== state) continue;
+      takenHere[tile] = 1;
+      const r0 = tile * tileRows;
+      inPlace(mine + r0, Math.min(tileRows, rows - r0));
+    }
+    Atomics.store(control, STATE, open | CLOSED);
+    const waited = performance.now();
+    // The workers' tiles: wait for each (spinning: a window's main thread cannot
+    // Atomics.wait) at most about twice what such a tile took here, then compute it here;
+    // the late worker's result in the arena is ignored, and its BUSY flag keeps later calls
+    // on this thread alone until it has finished.
+    const budget = 0.5 + 2 * (mine ? mineTook * tileRows / mine : 1);
+    for (let tile = 0; tile < tiles; tile++) {
+      if (takenHere[tile]) continue;
+      const r0 = tile * tileRows, count = Math.min(tileRows, rows - r0);
+      const deadline = performance.now() + budget;
+      let ok = Atomics.load(control, DONE + tile) === generation;
+      while (!ok && performance.now() < deadline) ok = Atomics.load(control, DONE + tile) === generation;
+      if (ok) {
+        copyRowsBack(heapNow, outPtr / 4 + (mine + r0) * ldc, cAt + r0 * n, count, n, ldc);
+        stats.workerTiles++;
+      } else {
+        inPlace(mine + r0, count);
+        stats.late++;
+      }
+    }
+    stats.calls++;
+    stats.mineMs += mineTook;
+    stats.stolenMs += waited - started - mineTook;
+    stats.waitMs += performance.now() - waited;
+    stats.tiles += tiles;
+    for (let tile = 0; tile < tiles; tile++) stats.stolen += takenHere[tile];
+    return true;
+  }
 
   // The arena's contiguous rows back into C's rows ldc apart.
   function copyRowsBack(heapNow, toIndex, fromIndex, rows, cols, ldc) {

@@ -85,9 +85,10 @@ class KernelPool:
 
     def gemm(self, a: np.ndarray, b: np.ndarray, packed_b: np.ndarray, out: np.ndarray, ldc: int, bias_m, bias_n,
              residual, act: int, lo: float, hi: float) -> bool:
-        """kernels.Kernels.gemm's product on the pool; False (nothing done) when it cannot take
-        it now. a (rows of contiguous elements), b, out, bias and residual as Kernels.gemm
-        checked them."""
+        """kernels.Kernels.gemm's product through pool.js, which runs it on the workers and this
+        thread or on this thread alone, whichever has been faster for the shape lately; False
+        (nothing done) when B has no room in the arena. a (rows of contiguous elements), b, out,
+        bias and residual as Kernels.gemm checked them."""
         m, k = a.shape
         n = b.shape[1]
         kept = self._offset_of(b, packed_b)
@@ -97,8 +98,13 @@ class KernelPool:
                                     _address(packed_b), kept, packed_b.size, _address(out), ldc, _address(bias_m),
                                     _address(bias_n), _address(residual), act, lo, hi))
 
+    def idle(self, seconds: float) -> bool:
+        """Whether every worker is ready and none is busy within `seconds` (spins)."""
+        return bool(self._pool.idle(seconds * 1000))
+
     def stats(self) -> dict:
-        """What the pool did so far: calls, declined, tiles, workerTiles, late, stolen."""
+        """What the pool did so far: calls (pooled), oneThread, declined, tiles, workerTiles, late,
+        stolen, wakeUps, and ms spent copying in, on this thread's rows, its stolen tiles, waiting."""
         return self._pool.stats.to_py()
 
     def close(self) -> None:
