@@ -1,7 +1,8 @@
 """What running WPT's webnn/ directory costs: builder calls, a page's boot, the whole directory.
 
     .venv/bin/python bench/wpt_throughput.py [--browser chromium|firefox|webkit] [--jobs N]
-        [--boot-pages N] [--rounds N] [--compare-snapshot] [--wpt-root PATH]
+        [--boot-pages N] [--rounds N] [--snapshot-modes engine,boot,off] [--baseline TREE]
+        [--wpt-root PATH]
         [--sample-chunks C | --whole] [--skip-calls] [--skip-boot]
 
 1. Builder-call cost: bench/call_cost.py's page and mix (median ms per call over a
@@ -10,12 +11,14 @@
 2. Page boot in the runner: a test whose pages (window and dedicated worker, one
    `?n` variant each) only await navigator.ml.createContext() and report the
    shim's boot phases (its User Timing marks, ms since the page's or worker's time
-   origin), run through the runner as the suite is (`--runtime shipped`, --jobs
-   pages at once, the harness's timeouts), so the page time includes what the
-   runner pays per test (context, page, hook, harness). Prints the median page time,
-   the median time to a ready runtime and the median of each phase.
-   --compare-snapshot runs the same pages with the runtime without the memory
-   snapshot too, the two alternating round by round, so load changes hit both.
+   origin), run through the runner's CLI as the suite is (`--runtime shipped`,
+   --jobs pages at once, a new runner per round: its browsers start cold), so the
+   page time includes what the runner pays per test (tab, hook, harness, clean-up).
+   Prints the median page time, the median time to a ready runtime and the median
+   of each phase. --snapshot-modes boots with each --memory-snapshot mode, and
+   --baseline TREE through another commit's runner (e.g. `git archive 8a31477 |
+   tar -x -C TREE`, then link build/ and node_modules to this checkout's), the
+   configurations alternating round by round, so load changes hit all alike.
 3. The whole directory (with --wpt-root, an upstream checkout): every variant and
    global scope. `--sample-chunks C` (default 16) runs hash chunk 1 of C through the
    CLI and prints its wall time and that time scaled by (all URLs / sample URLs),
@@ -97,45 +100,36 @@ def boot_tree(target: Path, pages: int) -> Path:
     return target
 
 
-def run_pages(root: Path, browser: str, jobs: int, memory_snapshot: bool) -> list:
-    """The boot pages through the runner, with the shipped runtime (with or without the snapshot)."""
-    from wpt_runner.layer_runner import LayerRunner
-    from wpt_runner.manifest import discover
-    from wpt_runner.runner import Runner
-    from wpt_runner.runtime import shipped_runtime
-    from wpt_runner.server import WptServer, frame_init_script
-    from wpt_runner.wrappers import Settings
-
-    tests = discover(root, ["boot/"]).tests
-    runtime = shipped_runtime(memory_snapshot=memory_snapshot)
-    settings = Settings(post_reports=browser != "chromium")
-    with WptServer(root, settings, runtime=runtime) as server:
-        if browser == "chromium":
-            runner = Runner(server.url, jobs=jobs, frame_script=frame_init_script(
-                server.url + settings.polyfill_url, external=False, source=runtime.entry))
-        else:
-            runner = LayerRunner(browser, server.url, server.reports, jobs=jobs)
-        return runner.run(tests)
+def run_pages(root: Path, browser: str, jobs: int, tree: Path, extra: list[str]) -> list[dict]:
+    """The boot pages through `tree`'s runner CLI (this checkout's or a baseline's): wptreport results."""
+    with tempfile.TemporaryDirectory(prefix="wpt-boot-report-") as folder:
+        report = Path(folder) / "report.json"
+        subprocess.run([sys.executable, "-m", "wpt_runner", "run", "--wpt-root", str(root), "boot/", "--browser",
+                        browser, "--jobs", str(jobs), "-q", "--report", str(report), *extra],
+                       cwd=tree, check=False, capture_output=True, text=True)
+        if not report.is_file():
+            raise SystemExit(f"no report from {tree}'s runner")
+        return json.loads(report.read_text())["results"]
 
 
-def phases_of(result) -> dict | None:
-    for subtest in result.subtests:
-        if subtest.name.startswith(PHASE_PREFIX):
-            return json.loads(subtest.name[len(PHASE_PREFIX):])
+def phases_of(result: dict) -> dict | None:
+    for subtest in result["subtests"]:
+        if subtest["name"].startswith(PHASE_PREFIX):
+            return json.loads(subtest["name"][len(PHASE_PREFIX):])
     return None
 
 
 def summarize_boot(label: str, results: list) -> None:
-    durations = [r.duration_ms / 1000 for r in results]
+    durations = [r["duration"] / 1000 for r in results]
     booted = [(r, phases_of(r)) for r in results]
-    bad = [r.test for r, p in booted if p is None]
+    bad = [r["test"] for r, p in booted if p is None]
     marks = [p for _, p in booted if p]
     print(f"  {label}: {len(results)} pages, median page {statistics.median(durations):.2f} s "
           f"(min {min(durations):.2f}, max {max(durations):.2f})"
           + (f", ready in page median {statistics.median(p['context'] for p in marks) / 1000:.2f} s" if marks else "")
           + (f"; NOT BOOTED: {bad}" if bad else ""))
     for scope in ("html", "worker.html"):
-        scoped = [p for r, p in booted if p and r.test.split("?")[0].endswith(".any." + scope)]
+        scoped = [p for r, p in booted if p and r["test"].split("?")[0].endswith(".any." + scope)]
         if not scoped:
             continue
         order = sorted(scoped[0], key=lambda name: scoped[0][name])
@@ -148,14 +142,17 @@ def summarize_boot(label: str, results: list) -> None:
         print(f"    {'window' if scope == 'html' else 'worker'}: {order[0]} at {start:.2f}, then " + ", ".join(steps))
 
 
-def page_boot(browser: str, jobs: int, pages: int, rounds: int, compare: bool) -> None:
-    configs = [("snapshot at boot", True)] + ([("no snapshot", False)] if compare else [])
-    collected: dict[str, list] = {label: [] for label, _ in configs}
+def page_boot(browser: str, jobs: int, pages: int, rounds: int, modes: list[str], baseline: Path | None) -> None:
+    """Each configuration's boot pages, round by round, alternating the order."""
+    configs = [(f"--memory-snapshot {mode}", REPO, ["--memory-snapshot", mode]) for mode in modes]
+    if baseline:
+        configs.append((f"baseline {baseline.name}", baseline, []))
+    collected: dict[str, list] = {label: [] for label, _, _ in configs}
     with tempfile.TemporaryDirectory(prefix="wpt-boot-") as folder:
         root = boot_tree(Path(folder), pages)
         for number in range(rounds):
-            for label, snapshot in (configs if number % 2 == 0 else configs[::-1]):
-                collected[label] += run_pages(root, browser, jobs, snapshot)
+            for label, tree, extra in (configs if number % 2 == 0 else configs[::-1]):
+                collected[label] += run_pages(root, browser, jobs, tree, extra)
     for label, results in collected.items():
         summarize_boot(label, results)
 
@@ -210,9 +207,12 @@ def main() -> None:
     parser.add_argument("--browser", choices=("chromium", "firefox", "webkit"), default="chromium")
     parser.add_argument("--jobs", type=int, default=None, help="pages at once (default: the runner's default)")
     parser.add_argument("--boot-pages", type=int, default=4, help="boot pages per scope and round (window, worker)")
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of boot pages (alternating with --compare-snapshot)")
-    parser.add_argument("--compare-snapshot", action="store_true",
-                        help="also boot the runtime without the memory snapshot, alternating")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of boot pages (configurations alternate)")
+    parser.add_argument("--snapshot-modes", default="engine",
+                        help="comma-separated --memory-snapshot modes to boot with, alternating (engine,boot,off)")
+    parser.add_argument("--baseline", type=Path, metavar="TREE",
+                        help="also boot through another commit's runner: a source tree (git archive) whose build/ "
+                             "and node_modules link to this checkout's")
     parser.add_argument("--wpt-root", type=Path, help="an upstream web-platform-tests checkout: run its webnn/")
     parser.add_argument("--sample-chunks", type=int, default=16, help="run hash chunk 1 of this many and extrapolate")
     parser.add_argument("--whole", action="store_true", help="run every URL of webnn/ (no extrapolation)")
@@ -231,7 +231,8 @@ def main() -> None:
     if not args.skip_boot:
         print(f"2. page boot in the runner ({args.boot_pages} window + {args.boot_pages} worker pages x "
               f"{args.rounds} rounds per runtime, {jobs} at a time; {load()}):", flush=True)
-        page_boot(args.browser, jobs, args.boot_pages, args.rounds, args.compare_snapshot)
+        page_boot(args.browser, jobs, args.boot_pages, args.rounds, args.snapshot_modes.split(","),
+                  args.baseline.resolve() if args.baseline else None)
         print(f"  {load()}", flush=True)
     if args.wpt_root:
         print("3. the webnn/ directory, every variant and global scope:", flush=True)

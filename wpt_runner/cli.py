@@ -17,7 +17,7 @@ from pathlib import Path
 from . import expectations as expectations_mod
 from .manifest import CHUNK_TYPES, CLI_GLOBALS, discover, normalize_cli_globals, select_chunk
 from .results import TestResult, default_run_info, summary_table, write_wptreport, wptreport
-from .runtime import RUNTIMES
+from .runtime import RUNTIMES, SNAPSHOT_MODES
 from .wrappers import DEFAULT_POLYFILL_URL, Settings
 
 ENGINES = ("chromium", "firefox", "webkit")
@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--runtime", choices=RUNTIMES, default="shipped",
                      help="shipped: the polyfill as dist/ ships it, made from build/pyodide and js_shim/ at start "
                           "(the default: the fastest boot); build: build/pyodide as ./dev setup leaves it")
+    run.add_argument("--memory-snapshot", choices=SNAPSHOT_MODES, default="engine",
+                     help="the shipped runtime's memory snapshot: engine (the default): restored where it "
+                          "speeds the boot up (JavaScriptCore), as dist/ does on a first visit; boot: in every "
+                          "engine; off: none (never kept in Cache Storage either way)")
     run.add_argument("--port", type=int, default=0, help="port for the test server (default: any free port)")
     run.add_argument("--chromium-arg", action="append", default=[], metavar="ARG", help="extra Chromium flag")
     run.add_argument("--verbose", "-v", action="count", default=0,
@@ -147,7 +151,7 @@ def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
             from tools.build_dist import DistError
             from .runtime import shipped_runtime
             try:
-                runtime = shipped_runtime()
+                runtime = shipped_runtime(args.memory_snapshot)
             except DistError as error:
                 print(f"wpt_runner: cannot make the shipped runtime ({error}); --runtime build serves "
                       "build/pyodide as it is", file=sys.stderr)
@@ -217,6 +221,8 @@ def _run(args, root: Path, tests, skipped, expected, jobs: int) -> int:
         run_info = default_run_info(args.browser, runner.browser_version, None if args.no_polyfill else polyfill_url,
                                     jobs, args.timeout_multiplier)
         run_info["runtime"] = None if args.no_polyfill or args.polyfill_url else args.runtime
+        if run_info["runtime"] == "shipped":
+            run_info["memory_snapshot"] = args.memory_snapshot
         write_wptreport(args.report, wptreport(results, time_start, time_end, run_info))
         print(f"wptreport: {args.report}")
     if args.write_expectations:

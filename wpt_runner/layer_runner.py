@@ -56,7 +56,13 @@ class _ThreadOutcome(PageReports):
         super().on_message(message)
 
     def wait(self, timeout: float) -> bool:
-        return self._done.wait(timeout)
+        """Whether the outcome came before the deadline (which moves once the runtime is ready)."""
+        while True:
+            remaining = self.deadline(timeout) - time.monotonic()
+            if remaining <= 0:
+                return self._done.is_set()
+            if self._done.wait(min(remaining, 1.0)):
+                return True
 
 
 class LayerRunner:
@@ -138,11 +144,11 @@ class LayerRunner:
         self.reports.listen(item.url, outcome.on_message)
         try:
             page = browser.new_page()
+            outcome.started = time.monotonic()
             page.evaluate(f"void setTimeout(() => location.assign({json.dumps(self.base_url + item.url)}), 0)",
                           timeout=COMMAND_SECONDS)
             if not outcome.wait(timeout):
-                outcome.finish("TIMEOUT", f"no result from the page within {timeout:g} s "
-                                          "(harness timeout plus grace period)")
+                outcome.finish("TIMEOUT", outcome.timed_out(timeout))
         except Exception as error:  # noqa: BLE001 - one test's trouble must not stop the run
             healthy = False
             outcome.finish("CRASH", f"runner: the browser stopped answering: {type(error).__name__}: {error}")

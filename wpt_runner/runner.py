@@ -52,6 +52,18 @@ class PageReports(abc.ABC):
     def __init__(self) -> None:
         self.partial: list[SubtestResult] = []
         self.console: list[str] = []
+        self.started = time.monotonic()
+        # When the page's runtime was ready (the hook's "ready"): the runner's timer starts
+        # again then, as the harness's does (assets/hook.js, runtimeReady).
+        self.ready_at: float | None = None
+
+    def deadline(self, timeout: float) -> float:
+        """When the runner gives up on the page: `timeout` after its start or its runtime's boot."""
+        return (self.ready_at or self.started) + timeout
+
+    def timed_out(self, timeout: float) -> str:
+        since = "its runtime was ready" if self.ready_at else "it started"
+        return f"no result from the page within {timeout:g} s after {since} (harness timeout plus grace period)"
 
     @abc.abstractmethod
     def finish(self, status: str, message: str | None, subtests: list[SubtestResult] | None = None) -> None:
@@ -60,6 +72,8 @@ class PageReports(abc.ABC):
     def on_message(self, message: dict) -> None:
         if message.get("type") == "result" and isinstance(message.get("test"), dict):
             self.partial.append(_subtest(message["test"]))
+        elif message.get("type") == "ready" and self.ready_at is None:
+            self.ready_at = time.monotonic()
         elif message.get("type") == "complete":
             status = message.get("status") or {}
             self.finish(harness_status_name(status.get("status")), status.get("message"),
@@ -202,14 +216,14 @@ class _JobBrowser:
             page.on("console", lambda msg: outcome.log(f"console.{msg.type}: {msg.text}")
                     if msg.type in ("error", "warning") else None)
             page.on("pageerror", lambda error: outcome.log(f"uncaught: {error}"))
+            outcome.started = time.monotonic()
             navigation = asyncio.ensure_future(page.goto(self.runner.base_url + item.url, wait_until="commit",
                                                          timeout=timeout * 1000))
             navigation.add_done_callback(lambda task: _navigation_failed(task, outcome))
             try:
-                status, message, subtests = await asyncio.wait_for(asyncio.shield(outcome.done), timeout)
+                status, message, subtests = await _outcome(outcome, timeout)
             except asyncio.TimeoutError:
-                status, message, subtests = ("TIMEOUT", f"no result from the page within {timeout:g} s "
-                                             "(harness timeout plus grace period)", list(outcome.partial))
+                status, message, subtests = "TIMEOUT", outcome.timed_out(timeout), list(outcome.partial)
             if not navigation.done():
                 navigation.cancel()
         except Exception as error:  # noqa: BLE001 - one test's trouble must not stop the run
@@ -248,6 +262,18 @@ class _JobBrowser:
                 pass
         if profile is not None:
             profile.cleanup()
+
+
+async def _outcome(outcome: _PageOutcome, timeout: float):
+    """The page's outcome, or TimeoutError at its deadline (which moves once the runtime is ready)."""
+    while True:
+        remaining = outcome.deadline(timeout) - time.monotonic()
+        if remaining <= 0:
+            raise asyncio.TimeoutError
+        try:
+            return await asyncio.wait_for(asyncio.shield(outcome.done), min(remaining, 1.0))
+        except asyncio.TimeoutError:
+            continue
 
 
 def _navigation_failed(task: asyncio.Future, outcome: _PageOutcome) -> None:

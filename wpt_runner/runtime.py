@@ -13,12 +13,16 @@ an engine whose pages share one HTTP cache (Firefox and WebKit tabs of one
 profile) fetches each file once per run and can keep the compiled wasm with it.
 
 The one change from dist/: the memory snapshot (Python's memory after
-loadPyodide(), made at build) is fetched at boot in every engine, as dist/ does
-in JavaScriptCore, and never kept in Cache Storage (runtime-config.json's
-memorySnapshot entry: `atBoot`, `keep: false`). Kept there, it would be origin
-storage one test leaves to the next; fetched, it is one more immutable file of
-the runtime, in the HTTP cache like the others. `memory_snapshot=False` serves
-the runtime without it (bench/wpt_throughput.py's comparison).
+loadPyodide(), made at build) is never kept in Cache Storage (runtime-config.json's
+memorySnapshot entry says `keep: false`), where it would be origin storage one
+test leaves to the next. `--memory-snapshot` (SNAPSHOT_MODES) says who restores it:
+`engine` (the default) as dist/ does on a first visit: JavaScriptCore fetches it at
+boot (its lower tiers make the interpreter's initialisation cost seconds), Chromium
+and Firefox boot without it (restoring it made their boot slower in the runner:
+the import that follows takes longer than the initialisation it saves;
+bench/wpt_throughput.py); `boot`: fetched at boot in every engine (`atBoot`); `off`:
+a runtime without it. Fetched, it is one more immutable file of the runtime, in the
+HTTP cache like the others.
 
 `build`: build/pyodide as `./dev setup` leaves it (the full standard library,
 sources compiled at import), under /__wpt_runner__/pyodide/.
@@ -29,8 +33,9 @@ import dataclasses
 import json
 
 RUNTIMES = ("shipped", "build")
-# What the runner's pages do with the snapshot (js_shim/webnn-polyfill.js, memorySnapshots).
-SNAPSHOT_OPTIONS = {"atBoot": True, "keep": False}
+# --memory-snapshot -> runtime-config.json's memorySnapshot options (js_shim/webnn-polyfill.js,
+# memorySnapshots), None: no snapshot at all.
+SNAPSHOT_MODES = {"engine": {"keep": False}, "boot": {"keep": False, "atBoot": True}, "off": None}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,12 +45,13 @@ class ShippedRuntime:
     files: dict[str, bytes]      # "<folder>/<name>" -> content, for runtime-<hash>/ and pyodide-<hash>/
 
 
-def shipped_runtime(memory_snapshot: bool = True) -> ShippedRuntime:
+def shipped_runtime(memory_snapshot: str = "engine") -> ShippedRuntime:
     """Raises tools.build_dist.DistError when build/pyodide cannot be shipped (run ./dev setup)."""
     from tools import build_dist
 
-    folder, _pyodide_folder, folders = build_dist.runtime_folders(snapshot_options=SNAPSHOT_OPTIONS)
-    if not memory_snapshot:
+    options = SNAPSHOT_MODES[memory_snapshot]
+    folder, _pyodide_folder, folders = build_dist.runtime_folders(snapshot_options=options)
+    if options is None:
         folder = _without_snapshot(folder, folders)
     entry = build_dist.entry_script(folder, build_dist.read(build_dist.SHIM).decode(),
                                     build_dist.read(build_dist.METADATA).decode())

@@ -1,6 +1,7 @@
 """The HTTP server: a WPT checkout as the web root on loopback, plus the runner's own URLs.
 
   /__wpt_runner__/hook.js            the result hook every test page loads first
+  /__wpt_runner__/worker-ready.js    what a generated worker script imports after the polyfill
   /__wpt_runner__/report             (POST) the hook's reports, in engines without a Playwright binding
   /__wpt_runner__/webnn-polyfill.js  the polyfill, unless --polyfill-url
   /__wpt_runner__/runtime-<hash>/... its runtime as dist/ ships it, and pyodide-<hash>/... Pyodide's
@@ -192,8 +193,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # ---- the runner's own files -----------------------------------------------------------
 
     def _serve_asset(self, name: str, query: dict[str, list[str]]) -> None:
-        if name == "hook.js":
-            self._send(200, (ASSETS / "hook.js").read_bytes(), _TYPES[".js"])
+        if name in ("hook.js", "worker-ready.js"):
+            self._send(200, (ASSETS / name).read_bytes(), _TYPES[".js"])
         elif name == "webnn-polyfill.js":
             self._send(200, self.runtime.entry if self.runtime else _polyfill_source(), _TYPES[".js"])
         elif self.runtime and name in self.runtime.files:

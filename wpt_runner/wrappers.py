@@ -17,6 +17,7 @@ from .meta import Meta, parse_js_meta
 
 ASSET_PREFIX = "/__wpt_runner__/"
 HOOK_URL = ASSET_PREFIX + "hook.js"
+WORKER_READY_URL = ASSET_PREFIX + "worker-ready.js"
 REPORT_URL = ASSET_PREFIX + "report"
 DEFAULT_POLYFILL_URL = ASSET_PREFIX + "webnn-polyfill.js"
 
@@ -172,6 +173,7 @@ def _worker_script(meta: Meta, settings: Settings, test_file: str, module: bool)
     lines = []
     if settings.inject_polyfill:
         lines.append(load(settings.polyfill_url))
+    lines.append(load(WORKER_READY_URL))   # the page's harness timeout starts again once booted
     global_setup = ["self.GLOBAL = {isWindow: () => false, isWorker: () => true, isShadowRealm: () => false};"]
     if meta.title:
         global_setup.append(f"self.META_TITLE = {_js(meta.title)};")

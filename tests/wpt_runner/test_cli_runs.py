@@ -234,6 +234,18 @@ def test_timeouts_and_crash(runs):
     assert crash["message"] == "the renderer process crashed"
 
 
+def test_harness_timeout_starts_again_when_the_runtime_is_ready(runs):
+    # 8 s of "boot", then 8 s of test, against a 12 s timeout: within it only when the timeout
+    # starts again at the shim's ready mark (?ready), in a window and in every worker scope;
+    # without the mark (?never) the same page times out.
+    results = by_test(runs["timeouts"]["report"])
+    for page in ("html", "worker.html", "sharedworker.html", "serviceworker.html"):
+        ready = results[f"/timeouts/late_ready.any.{page}?ready"]
+        never = results[f"/timeouts/late_ready.any.{page}?never"]
+        assert ready["status"] == "OK" and set(subtests(ready).values()) == {"PASS"}, (page, ready)
+        assert never["status"] == "TIMEOUT" and set(subtests(never).values()) == {"TIMEOUT"}, (page, never)
+
+
 def test_unexpected_results_fail_the_run(runs):
     run = runs["timeouts"]
     assert run["code"] == 1

@@ -55,9 +55,11 @@
 
   let completed = false;
   const reported = new Map();   // subtest name -> its reported result, in order
+  let harnessSetup = null;      // testharness.js's setup(), taken before a test could replace it
 
   function attach() {
     harnessSeen = true;
+    harnessSetup = setup;
     if (timeoutMultiplier !== 1) setup({ timeout_multiplier: timeoutMultiplier });
     add_result_callback((test) => {
       reported.set(String(test.name), subtest(test));
@@ -112,6 +114,46 @@
     if (tests.length === reported.size) return;   // nothing stranded: the harness completes by itself
     completed = true;
     send({ type: "complete", tests, status });
+  }
+
+  // The harness's timeout starts when testharness.js loads; with a native WebNN,
+  // navigator.ml works from then on. The polyfill first boots its Python runtime
+  // (seconds; many more on a loaded machine), so when that runtime is ready the
+  // harness's timeout starts again, once, and the runner's timer with it (a "ready"
+  // message): the test gets its whole timeout after the boot, as it would natively.
+  // Ready is the shim's "webnn-py:ready" mark, in this page or, for a generated worker
+  // page, in its worker, whose script says so on a BroadcastChannel (worker-ready.js)
+  // keyed by the test's URL stem and query. A runtime that never boots still times out
+  // at the first deadline; once the harness has results, testharness.js's setup()
+  // changes nothing, so a test that ran before the boot keeps its first deadline.
+  const READY_MARK = "webnn-py:ready";
+  const READY_CHANNEL = "__wpt_runner_ready__";
+  let restarted = false;
+
+  function runtimeReady() {
+    if (restarted || completed || !harnessSetup) return;
+    restarted = true;
+    harnessSetup({});   // restarts the harness's timer (Tests.prototype.setup → set_timeout)
+    send({ type: "ready" });
+  }
+
+  if (workerWrapper && typeof BroadcastChannel === "function") {
+    const stem = location.pathname.replace(/(?:shared|service)?worker(?:-module)?\.html$/, "") + location.search;
+    const channel = new BroadcastChannel(READY_CHANNEL);
+    channel.onmessage = (event) => {
+      if (event.data === stem) {
+        channel.close();
+        runtimeReady();
+      }
+    };
+  } else if (!workerWrapper && typeof PerformanceObserver === "function") {
+    const observer = new PerformanceObserver((list) => {
+      if (list.getEntries().some((entry) => entry.name === READY_MARK)) {
+        observer.disconnect();
+        runtimeReady();
+      }
+    });
+    try { observer.observe({ type: "mark", buffered: true }); } catch (e) { /* no User Timing: first deadline */ }
   }
 
   let exposed;
