@@ -731,6 +731,7 @@
   const brands = new WeakMapCtor();   // wrapper -> { type: interface name, proxy: its PyProxy, realm }
   const pendingML = [];               // ML entries waiting for the runtime's ML object
   const FAILURE_TYPE = "BridgeFailure";  // PyProxy.type is the Python class name
+  const PENDING_TYPE = "PendingPromise";  // bridge.read_tensor's promise not settled yet
 
   // A new wrapper of `proxy` in `realm` (a frame's interface objects; see connect()).
   // A realm that did not register the interface's prototype (connect() takes what a
@@ -1168,9 +1169,24 @@
       // outputData (an undefined one fails its conversion: the general path says so).
       const tensor = args.length >= 1 ? wrapperProxyOf(args[0], "MLTensor") : undefined;
       if (tensor === undefined || (args.length >= 2 && args[1] === undefined)) return GENERAL;
-      return settledByPython(realm, (resolve, fromPython) => (args.length === 1
-        ? bridge.readTensor(resolve, fromPython, impl, tensor)
-        : bridge.readTensor(resolve, fromPython, impl, tensor, argumentForPython(args[1], kind.nested[1]))));
+      // The outcome comes back from the call when the read ran at once (an idle timeline),
+      // else a PendingPromise that is handed the new promise's resolvers.
+      const outcome = args.length === 1 ? bridge.readTensor(impl, tensor)
+        : bridge.readTensor(impl, tensor, argumentForPython(args[1], kind.nested[1]));
+      if (PyProxy && outcome instanceof PyProxy && outcome.type === PENDING_TYPE) {
+        try {
+          return settledByPython(realm, (resolve, fromPython) => outcome.then(resolve, fromPython));
+        } finally {
+          outcome.destroy();
+        }
+      }
+      let value;
+      try {
+        value = outward(unpack(outcome, realm));
+      } catch (error) {
+        return promiseReject(error);
+      }
+      return promiseResolve(value);
     },
     dispatch(impl, kind, realm, args) {
       const graph = args.length >= 3 ? wrapperProxyOf(args[0], "MLGraph") : undefined;

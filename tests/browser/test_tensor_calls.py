@@ -38,8 +38,25 @@ CALLS = """async () => {
   const second = context.readTensor(tc);
   facts.ordered = [Array.from(new Float32Array(await first)), Array.from(new Float32Array(await second))];
   const into = new Float32Array(2);
-  facts.intoResult = await context.readTensor(tc, into);
+  facts.intoResolvesUndefined = (await context.readTensor(tc, into)) === undefined;
   facts.into = Array.from(into);
+  // Reads queued behind other work (a createTensor() runs in a later task): their promises
+  // settle when the timeline reaches them, or reject when the tensor is destroyed first.
+  const [td] = await Promise.all([make(context, desc, {readable: true, writable: true})]);
+  context.writeTensor(td, new Float32Array([7, 8]));
+  const queued = make(context, desc, {});
+  const pendingRead = context.readTensor(tc);
+  const pendingInto = new Float32Array(2);
+  const pendingIntoRead = context.readTensor(td, pendingInto);
+  facts.pending = Array.from(new Float32Array(await pendingRead));
+  facts.pendingIntoResolvesUndefined = (await pendingIntoRead) === undefined;
+  facts.pendingInto = Array.from(pendingInto);
+  await queued;
+  const queuedAgain = make(context, desc, {});
+  const doomedRead = context.readTensor(td);
+  td.destroy();
+  facts.pendingDestroyed = await rejection(doomedRead);
+  await queuedAgain;
   context.writeTensor(tb, new Float32Array([1, 1]).buffer);     // an ArrayBuffer
   facts.fromArrayBuffer = await read(tb).catch((e) => e.name);   // tb is not readable
 
@@ -99,7 +116,10 @@ def test_tensor_calls_keep_every_spec_step(page):
     f = call(page, CALLS)
     # c = a * b: [2, 3] * [5, -1], then [4, 0.5] * [5, -1].
     assert f["ordered"] == [[10, -3], [20, -0.5]]
-    assert f["intoResult"] is None and f["into"] == [20, -0.5]
+    assert f["intoResolvesUndefined"] is True and f["into"] == [20, -0.5]
+    assert f["pending"] == [20, -0.5]
+    assert f["pendingIntoResolvesUndefined"] is True and f["pendingInto"] == [7, 8]
+    assert f["pendingDestroyed"][0] == "InvalidStateError" and "destroyed" in f["pendingDestroyed"][1]
     assert f["fromArrayBuffer"] == "TypeError"
     # Rejected records: TypeErrors naming the argument and the key, read no further.
     assert f["notATensor"][0] == "TypeError" and "inputs" in f["notATensor"][1] and "'b'" in f["notATensor"][1]

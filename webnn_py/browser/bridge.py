@@ -191,38 +191,55 @@ def write_tensor(context, tensor, input_data):
     return _outcome(lambda: context._write_tensor(tensor, convert(input_data, _BUFFER_SOURCE, _WRITE_DATA)))
 
 
-def read_tensor(resolve, from_python, context, tensor, *output_data) -> None:
+def read_tensor(context, tensor, *output_data):
     """context.readTensor(tensor) (no `output_data`) or readTensor(tensor, outputData), `tensor`
-    an MLTensor, settling the page's promise through `resolve` / `from_python` as settle()
-    does; readTensor(tensor)'s ArrayBuffer is copied from the tensor's memory in one step."""
-    promise = _PagePromise(resolve, from_python)
+    an MLTensor. Returns its outcome when the promise is settled before this returns (the
+    timeline was idle: runtime/timeline.py), as invoke() returns one -- the ArrayBuffer
+    (copied from the tensor's memory in one step), None, or a BridgeFailure to reject with
+    --, else the PendingPromise, which the shim hands its resolvers (then())."""
+    promise = PendingPromise()
     try:
         buffer = convert(output_data[0], _BUFFER_SOURCE, _READ_DATA) if output_data else None
         context._read_tensor(promise, tensor, buffer, copy_out=_array_buffer_of)
     except Exception as exc:  # noqa: BLE001 - a conversion error (or a bug of ours) rejects
         promise.set_exception(exc)
+    return promise.outcome if promise.done() else promise
 
 
-class _PagePromise:
-    """The page's promise (made by the shim) as the API's steps see one: settled at most
-    once, through done() / set_result() / set_exception(), straight into the shim's
-    resolvers (no asyncio future, no listener in between)."""
+class PendingPromise:
+    """The page's promise as the API's steps see one (done() / set_result() /
+    set_exception(), settled at most once), before the shim has made it: the outcome
+    is kept until then() hands over the shim's resolvers, and goes straight to them
+    after that (no asyncio future, no listener in between). The shim makes the
+    promise only for a read that did not settle in the call itself."""
 
-    __slots__ = ("_resolve", "_from_python", "_done")
+    __slots__ = ("outcome", "_settlers", "_done")
 
-    def __init__(self, resolve, from_python):
-        self._resolve, self._from_python, self._done = resolve, from_python, False
+    def __init__(self):
+        self.outcome, self._settlers, self._done = None, None, False
 
     def done(self) -> bool:
         return self._done
 
     def set_result(self, value) -> None:
-        self._done = True
-        _settle_page_promise(self._resolve, self._from_python, value)
+        try:
+            self._deliver(_to_js(value))
+        except Exception as exc:  # noqa: BLE001 - a result that cannot be converted rejects
+            self._deliver(BridgeFailure(exc))
 
     def set_exception(self, exc: BaseException) -> None:
+        self._deliver(BridgeFailure(exc))
+
+    def then(self, resolve, from_python) -> None:
+        self._settlers = (resolve, from_python)
+
+    def _deliver(self, outcome) -> None:
         self._done = True
-        self._from_python(BridgeFailure(exc))
+        if self._settlers is None:
+            self.outcome = outcome
+        else:
+            _hand_over(*self._settlers, outcome)
+            self._settlers = None
 
 
 def _array_buffer_of(array: np.ndarray):
@@ -251,11 +268,10 @@ def settle(awaitable, resolve, from_python) -> None:
     proxies it and destroys the proxy after); the shim keeps its own copy."""
     def settled(done):
         try:
-            result = done.result()
+            outcome = _to_js(done.result())
         except BaseException as exc:  # noqa: BLE001 - CancelledError included
-            from_python(BridgeFailure(exc))
-            return
-        _settle_page_promise(resolve, from_python, result)
+            outcome = BridgeFailure(exc)
+        _hand_over(resolve, from_python, outcome)
 
     if isinstance(awaitable, PromiseFuture):
         awaitable.on_settled(settled)
@@ -263,13 +279,9 @@ def settle(awaitable, resolve, from_python) -> None:
         asyncio.ensure_future(awaitable).add_done_callback(settled)
 
 
-def _settle_page_promise(resolve, from_python, result) -> None:
-    """Resolve the page's promise with `result` as a JS value (resolve) or a Python object
-    to wrap (from_python); a result that cannot be converted rejects it."""
-    try:
-        outcome = _to_js(result)
-    except Exception as exc:  # noqa: BLE001
-        outcome = BridgeFailure(exc)
+def _hand_over(resolve, from_python, outcome) -> None:
+    """Settle the page's promise with an outcome as invoke() returns one: a JS value
+    (resolve), or a Python object to wrap or a BridgeFailure to reject with (from_python)."""
     if outcome is None or isinstance(outcome, (bool, int, float, str, JsProxy)):
         resolve(outcome)
     else:
