@@ -100,8 +100,7 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, me
     from webnn_py.serve import PolyfillServer
 
     out = {}
-    # /ort-pages/: the tests' page scripts zoo.html shares: the console capture, and the
-    # GPUDevice stand-in ORT-web's WebNN EP needs in engines without WebGPU.
+    # /ort-pages/: the tests' page scripts zoo.html shares (the console capture).
     mounts = {"/ort/": ORT_DIST, "/models/": directory, "/ort-pages/": REPO / "tests" / "ort" / "pages"}
     with PolyfillServer(root=BENCH, mounts=mounts, headers=COI_HEADERS) as server, \
             browsers.launch(engine) as browser:
@@ -162,6 +161,25 @@ def report_browser(browser: dict, names: list[str]) -> bool:
     print_table(("model", "webnn-py ms", "ORT-wasm 1T ms", "ORT-wasm 2T ms", "ratio /1T", "ratio /2T",
                  "timed runs (w/1T/2T)", "warm-up s (w/1T/2T)", "all on WebNN", "max |Δ| vs ORT native"), rows)
     return ok
+
+
+def blas_core() -> str:
+    """numpy's OpenBLAS kernel set (it picks one per CPU at load, unless OPENBLAS_CORETYPE
+    names one): GEMMs run ~2x faster on this machine's AVX-512 set (Cooperlake) than with
+    Haswell's AVX2 kernels, so the host table says which one ran."""
+    import ctypes
+    import glob
+
+    import numpy
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    note = f" (OPENBLAS_CORETYPE={forced} in the environment)" if forced else ""
+    for path in glob.glob(str(Path(numpy.__file__).parent.parent / "numpy.libs" / "libscipy_openblas*.so")):
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename"):
+            function = getattr(ctypes.CDLL(path), name, None)
+            if function is not None:
+                function.restype = ctypes.c_char_p
+                return function().decode() + note
+    return "unknown" + note
 
 
 def report_host(host: dict) -> bool:
@@ -228,7 +246,8 @@ def main(argv=None) -> int:
               f"--max-warmup), then {measure:g} s alternating; medians of session.run() in ms")
         ok = report_browser(browser, args.models) and ok
     if host:
-        print(f"\nHost: CPython webnn_py (ONNX → builder) vs onnxruntime native (CPU EP, 1 thread); medians in ms")
+        print(f"\nHost: CPython webnn_py (ONNX → builder) vs onnxruntime native (CPU EP, 1 thread); medians in ms; "
+              f"numpy's OpenBLAS core: {blas_core()}")
         ok = report_host(host) and ok
     if args.json:
         args.json.write_text(json.dumps({"load_average": load, "browser": browser,

@@ -349,7 +349,10 @@ def test_layernorm_rows_special_values(native):
 
 
 @pytest.mark.parametrize("shape, view", [((7, 13), lambda x: x.T), ((5, 9, 11), lambda x: x[1].T),
-                                         ((40, 70), lambda x: x[::3, 1::2]), ((33, 64), lambda x: x.T[5:37])])
+                                         ((40, 70), lambda x: x[::3, 1::2]), ((33, 64), lambda x: x.T[5:37]),
+                                         # an image's planes to pixels (3 columns), 16 and 17 columns
+                                         ((3, 50), lambda x: x.T), ((16, 21), lambda x: x.T),
+                                         ((17, 8), lambda x: x.T)])
 def test_copy_2d_gives_numpys_copy(native, shape, view):
     x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
     source = view(x)

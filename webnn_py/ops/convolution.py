@@ -10,6 +10,8 @@ pooling.py, whose options follow the same conventions.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -475,7 +477,7 @@ def pixel_rows(out: np.ndarray) -> np.ndarray:
     further apart than c; the GEMM takes them ldc apart). Its leading axes must step
     evenly (numpy's reshape would copy otherwise, and the result would be lost)."""
     *lead, channels = out.shape
-    rows = int(np.prod(lead))
+    rows = math.prod(lead)           # (np.prod costs ~4 us a call: one per step of a CNN)
     if out.flags.c_contiguous:
         return out.reshape(rows, channels)
     step = out.strides[-2]

@@ -196,6 +196,22 @@ EXPORT void clamp_f32(const float *x, float *out, int n, float lo_s, float hi_s)
  * (attention's kT). Blocks of 4 source columns (contiguous when cs == 1), read down 4 rows
  * at a time, so both sides stay in cache for a transpose. */
 EXPORT void copy_2d_f32(const float *src, int rows, int cols, int rs, int cs, float *dst) {
+    if (rs == 1 && cols <= 16) {
+        /* A transpose to few columns (an NCHW image's channel planes into NHWC pixels): each
+         * source column read 4 rows at a time with one vector load, its lanes stored to the 4
+         * rows of dst. */
+        int i = 0;
+        for (; i + 4 <= rows; i += 4) {
+            float *d = dst + (long)i * cols;
+            for (int j = 0; j < cols; j++) {
+                v4 v = load4(src + (long)j * cs + i);
+                d[j] = v[0]; d[cols + j] = v[1]; d[2 * cols + j] = v[2]; d[3 * cols + j] = v[3];
+            }
+        }
+        for (; i < rows; i++)
+            for (int j = 0; j < cols; j++) dst[(long)i * cols + j] = src[i + (long)j * cs];
+        return;
+    }
     for (int i0 = 0; i0 < rows; i0 += 16) {
         int i1 = i0 + 16 < rows ? i0 + 16 : rows;
         for (int j0 = 0; j0 < cols; j0 += 16) {
