@@ -7,7 +7,15 @@ ort.env.wasm.wasmPaths = "/ort/";
 ort.env.wasm.numThreads = Number(params.get("threads") || 1);   // read once per page
 ort.env.logLevel = "verbose";         // JS side; each session sets its own C++ severity
 
-const PROVIDERS = {webnn: [{name: "webnn", deviceType: "cpu"}], wasm: ["wasm"]};
+// ORT-web's WebNN EP with a context the page created (one, as ORT's own cache would share):
+// ORT creating its own starts with `options instanceof GPUDevice`, a ReferenceError in an
+// engine without WebGPU (README "Browsers").
+let webnnContext;
+async function providers(kind) {
+  if (kind !== "webnn") return ["wasm"];
+  webnnContext ??= await navigator.ml.createContext({deviceType: "cpu"});
+  return [{name: "webnn", deviceType: "cpu", context: webnnContext}];
+}
 const sessions = {};                  // kind -> {session, feeds}
 
 async function feedsOf(name, dims) {
@@ -32,13 +40,13 @@ async function runSession(s) {
 async function setup({kind, name, dims}) {
   const url = `/models/${name}.onnx`;
   const first = self.ortConsole.length;
-  const check = await ort.InferenceSession.create(url, {executionProviders: PROVIDERS[kind], logSeverityLevel: 0,
+  const check = await ort.InferenceSession.create(url, {executionProviders: await providers(kind), logSeverityLevel: 0,
                                                         logVerbosityLevel: 0});
   await check.release();
   const log = self.ortConsole.slice(first).filter((line) => /placed on|GetCapability|supported: \[0\]/.test(line));
   self.ortConsole.length = 0;
   const t0 = performance.now();
-  const session = await ort.InferenceSession.create(url, {executionProviders: PROVIDERS[kind], logSeverityLevel: 3});
+  const session = await ort.InferenceSession.create(url, {executionProviders: await providers(kind), logSeverityLevel: 3});
   const createMs = performance.now() - t0;
   sessions[kind] = {session, feeds: await feedsOf(name, dims)};
   const output = await runSession(sessions[kind]);

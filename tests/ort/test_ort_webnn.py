@@ -1,6 +1,7 @@
 """ONNX Runtime Web 1.30's WebNN execution provider, run over webnn-py's navigator.ml.
 
-A real WebNN client: ORT creates the context with its own options, reads
+A real WebNN client: given the context the page created (ORT creating its own
+needs WebGPU's GPUDevice: test_ort_creates_its_own_context_...), ORT reads
 opSupportLimits() to decide which nodes WebNN takes, builds one MLGraph per
 partition and runs it with createTensor / writeTensor / dispatch / readTensor.
 Each model is exported from torch on the host and its reference outputs come
@@ -12,6 +13,8 @@ import re
 
 import numpy as np
 import pytest
+
+import browsers
 
 from .conftest import call, open_page
 
@@ -237,7 +240,6 @@ def test_members_from_other_drafts_are_ignored(ort_page, exported):
     accepted and have no effect. Interfaces of other drafts stay absent."""
     result = run(ort_page, exported("mobilenet"), verbose=False)
     calls = result["webnn"]
-    assert "deviceType" in calls["ML.createContext"]["keys"]
     assert {"dimensions", "usage", "shape"} <= set(calls["MLContext.createTensor"]["keys"])
     assert {"dimensions", "shape"} <= set(calls["MLGraphBuilder.input"]["keys"])
     assert {"dimensions", "shape"} <= set(calls["MLGraphBuilder.constant"]["keys"])
@@ -306,7 +308,21 @@ def test_operations_returning_sequences_give_ml_operands(ort_page):
     assert facts["y"] == [4, 4, 4, 4]
 
 
-def test_gpudevice_stand_in_only_where_the_engine_lacks_webgpu(ort_page, browser):
-    """ORT-web's WebNN EP needs a GPUDevice binding (pages/gpudevice_stand_in.js): Chromium
-    has WebGPU's; Firefox ESR 153 and WebKitGTK 2.50 have none, and the page defines one."""
-    assert ort_page.evaluate("self.gpuDeviceStandIn") is (browser.engine != "chromium")
+def test_ort_creates_its_own_context_only_where_the_engine_has_webgpu(ort_page, exported, browser):
+    """Given no `context`, ORT-web creates one in createMLContext(), which starts with
+    `options instanceof GPUDevice`: Chromium (WebGPU's GPUDevice) runs the model on a context
+    ORT created with its own options (deviceType, which the 2026 IDL does not define: ignored);
+    in Firefox ESR 153 and WebKitGTK 2.50, which have no WebGPU, that line is a ReferenceError
+    and the session is not created. The polyfill defines no GPUDevice (it would make WebGPU
+    feature checks lie), so pages pass the context they created (README "Browsers"), as
+    every other test here does."""
+    model = exported("mobilenet")
+    assert ort_page.evaluate("typeof GPUDevice") == ("function" if browser.engine == "chromium" else "undefined")
+    if browser.engine == "chromium":
+        result = run(ort_page, model, verbose=False, ortContext=True)
+        assert_matches_reference(result["outputs"], model)
+        assert "deviceType" in result["webnn"]["ML.createContext"]["keys"]
+        return
+    with pytest.raises(browsers.EvaluationError) as raised:
+        run(ort_page, model, verbose=False, ortContext=True, createOnly=True)
+    assert "GPUDevice" in str(raised.value), raised.value

@@ -8,8 +8,18 @@ ort.env.wasm.numThreads = 1;            // no cross-origin isolation, so no wasm
 ort.env.logLevel = params.get("log") || "warning";   // read once, when ORT initialises
 self.ort = ort;
 
-function sessionOptions(ep, {verbose = false, outputLocation} = {}) {
-  const provider = ep === "webnn" ? {name: "webnn", deviceType: "cpu"} : "wasm";
+// ORT-web's WebNN EP as a page that runs in every engine sets it up (README "Browsers"):
+// with the MLContext the page created. Given none, ORT creates its own in createMLContext(),
+// which starts with `options instanceof GPUDevice`: a ReferenceError in an engine without
+// WebGPU (Firefox, Safari), so its WebNN EP cannot start there. `ortContext`: let ORT create
+// it (what test_ort_creates_its_own_context checks, per engine).
+async function webnnProvider(ortContext) {
+  if (ortContext) return {context: null, provider: {name: "webnn", deviceType: "cpu"}};
+  const context = await navigator.ml.createContext({deviceType: "cpu"});
+  return {context, provider: {name: "webnn", deviceType: "cpu", context}};
+}
+
+function sessionOptions(provider, {verbose = false, outputLocation} = {}) {
   const options = {
     executionProviders: [provider],
     logSeverityLevel: verbose ? 0 : 2,
@@ -30,13 +40,16 @@ function feeds(inputs) {
 
 // Run one model once; report outputs (read back from MLTensors if asked to keep
 // them there), the console lines ORT printed, and the WebNN calls it made.
-async function runModelOnce({url, ep = "webnn", inputs, verbose = false, outputLocation, hideOps, hideTypes, createOnly = false}) {
+async function runModelOnce({url, ep = "webnn", inputs, verbose = false, outputLocation, hideOps, hideTypes, createOnly = false,
+                             ortContext = false}) {
   const restore = hideOps ? withoutOperators(hideOps) : hideTypes ? withoutDataTypes(hideTypes) : () => {};
   const firstLine = self.ortConsole.length;
   self.webnnTrace.reset();
-  let session;
+  let session, context = null;
   try {
-    session = await ort.InferenceSession.create(url, sessionOptions(ep, {verbose, outputLocation}));
+    let provider = "wasm";
+    if (ep === "webnn") ({context, provider} = await webnnProvider(ortContext));
+    session = await ort.InferenceSession.create(url, sessionOptions(provider, {verbose, outputLocation}));
     if (createOnly) return {outputs: null, console: self.ortConsole.slice(firstLine), webnn: self.webnnTrace.summary()};
     const results = await session.run(feeds(inputs));
     const outputs = {};
@@ -56,6 +69,7 @@ async function runModelOnce({url, ep = "webnn", inputs, verbose = false, outputL
     return {outputs, console: self.ortConsole.slice(firstLine), webnn: self.webnnTrace.summary()};
   } finally {
     if (session) await session.release();
+    if (context) context.destroy();
     restore();
   }
 }

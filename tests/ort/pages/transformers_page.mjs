@@ -16,13 +16,16 @@ if (params.get("log") === "verbose") env.logLevel = 10;  // DEBUG: ORT's verbose
 
 // One feature-extraction run: the tokenizer's ids, the pooled embeddings, what ORT
 // printed and the WebNN calls it made.
+// On WebNN, with the MLContext the page created as the EP's `context` (transformers.js passes
+// session_options.executionProviders to ONNX Runtime Web as they are): ORT creating its own
+// starts with `options instanceof GPUDevice`, a ReferenceError without WebGPU (README "Browsers").
 async function runPipelineOnce({model, device, sentences, verbose = false}) {
   const firstLine = self.ortConsole.length;
   self.webnnTrace.reset();
-  const extractor = await pipeline("feature-extraction", model, {
-    device, dtype: "fp32",
-    session_options: {logSeverityLevel: verbose ? 0 : 2, logVerbosityLevel: 0},
-  });
+  const context = device === "webnn" ? await navigator.ml.createContext({deviceType: "cpu"}) : null;
+  const session_options = {logSeverityLevel: verbose ? 0 : 2, logVerbosityLevel: 0};
+  if (context) session_options.executionProviders = [{name: "webnn", deviceType: "cpu", context}];
+  const extractor = await pipeline("feature-extraction", model, {device, dtype: "fp32", session_options});
   try {
     const tokens = extractor.tokenizer(sentences, {padding: true});
     const embeddings = await extractor(sentences, {pooling: "mean", normalize: true});
@@ -34,6 +37,7 @@ async function runPipelineOnce({model, device, sentences, verbose = false}) {
     };
   } finally {
     await extractor.dispose();
+    if (context) context.destroy();
   }
 }
 
