@@ -307,8 +307,24 @@
         (base64(new Uint8Array(digest)) === entry.integrity.slice(7) ? new Uint8Array(buffer) : null)) : null))
       .catch(() => null) : Promise.resolve(null));
     return {
-      forBoot: () => kept().then((bytes) => (bytes ? { bytes, kept: true }
-        : atBoot ? fetched().then((b) => (b ? { bytes: b, kept: false } : null), () => null) : null)),
+      // null (boot without), or {bytes: the bytes or a promise of them, kept: whether they came
+      // from Cache Storage}. At boot the promise comes at once, before its fetch ends:
+      // loadPyodide() takes it as `_loadSnapshot` and starts its own fetches (pyodide.asm.js
+      // and .wasm, the standard library) meanwhile (they waited for the 4 MB before); no bytes
+      // (a failed fetch) reject it, and Python boots without the snapshot.
+      forBoot: () => {
+        if (!atBoot) return kept().then((bytes) => (bytes ? { bytes, kept: true } : null));
+        const plan = { bytes: null, kept: false };
+        plan.bytes = kept().then((bytes) => {
+          if (bytes) {
+            plan.kept = true;
+            return bytes;
+          }
+          return fetched().then((b) => b || promiseReject(new Error(`${entry.file} was not fetched`)));
+        });
+        plan.bytes.catch(() => undefined);   // reported by startPyodide
+        return Promise.resolve(plan);
+      },
       afterBoot: (outcome) => {
         if (!storage || outcome === "kept") return;
         if (outcome === "failed") {   // this engine cannot restore it: stop trying

@@ -266,3 +266,50 @@ def test_wheels_are_unpacked_by_loadpackage_when_the_config_names_no_site_packag
         outcome, _ = visit(chromium, f"{url}/opt-out.html")
     assert "error" not in outcome, outcome["error"]
     assert outcome["values"] == EXPECTED
+
+
+def test_webkit_fetches_pyodide_while_the_snapshot_downloads(site):
+    """JavaScriptCore's boot hands loadPyodide() the snapshot as a promise, so Pyodide's own
+    files are fetched while the snapshot downloads (they used to wait for its last byte): here
+    the server answers the snapshot only once pyodide.asm.wasm was asked for (or after 60 s,
+    which the assertion tells apart)."""
+    import browsers
+
+    reason = browsers.unavailable("webkit")
+    if reason:
+        pytest.skip(reason)
+    wasm_asked = threading.Event()
+    order = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(site), **kwargs)
+
+        def do_GET(self):
+            name = self.path.split("?")[0].rsplit("/", 1)[-1]
+            if name == "pyodide.asm.wasm":
+                order.append(name)
+                wasm_asked.set()
+            elif name == "memory-snapshot.bin":
+                order.append("snapshot asked")
+                order.append("snapshot answered " + ("after the wasm was asked for" if wasm_asked.wait(60)
+                                                     else "after 60 s without"))
+            super().do_GET()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with browsers.launch("webkit") as browser, browser.new_page() as tab:
+            tab.goto(f"http://127.0.0.1:{httpd.server_address[1]}/nowait.html")
+            tab.wait_for("window.report !== undefined")
+            outcome = tab.evaluate("window.report")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert "error" not in outcome, outcome["error"]
+    assert outcome["values"] == EXPECTED
+    assert "webnn-py:fromSnapshot" in outcome["marks"]
+    assert order[:3] == ["snapshot asked", "pyodide.asm.wasm", "snapshot answered after the wasm was asked for"], order
