@@ -1,5 +1,6 @@
 """dispatch()'s records of tensors (MLNamedTensors) read in one crossing (issue 17, item 2;
-bindings' "platformRecord" helper with the shim's wrapperProxyOf), exactly as WebIDL's
+the shim's tensor lane, readNamedTensors, or on the general path the bindings' "platformRecord"
+helper with the shim's wrapperProxyOf), exactly as WebIDL's
 record conversion reads them: values computed right, a getter's exception rethrown as the
 same value, and nothing read after a value that is not an MLTensor (its conversion
 fails there: a later getter must not run). Expected values are hand-computed. In every
