@@ -12,8 +12,8 @@ pooled), with what the pooled calls' tiles did (taken by a worker, late).
 
 Part 2, models: bench/zoo.py's CNNs in isolated pages of one headless Chromium
 (bench/threads.html): page A with `kernelThreads: 0` (webnn-py's one-thread kernels) and
-ORT-web's wasm EP on 1 thread, page B with the pool (--linger: one page per
-kernelThreadsLingerMs value) and ORT-web on 2 threads. The sides are checked against onnxruntime native, warmed up alone until their medians
+ORT-web's wasm EP on 1 thread, page B with ORT-web on 2 threads, then a page per --linger value
+(kernelThreadsLingerMs) with the pool (its default). The sides are checked against onnxruntime native, warmed up alone until their medians
 settle, then timed in alternation as bench/zoo.py does. Medians, the ratios and the load
 average are printed. The machine's other work shares its cores: ratios measured side by side
 are what count.
@@ -141,11 +141,12 @@ def report_gemms(gemms: dict) -> None:
 
 
 def sides_for(lingers: list[float]) -> dict:
-    """{side: (page index, kind)}: page 0 one thread + ORT-web 1T, page 1 + i the pool with
-    lingers[i] (page 1 also ORT-web 2T)."""
+    """{side: (page index, kind)}: page 0 webnn-py on one thread + ORT-web 1T, page 1 ORT-web 2T
+    (whose threads spin on after its runs: nothing else runs in that page), page 2 + i the pool
+    with lingers[i]."""
     sides = {"webnn-py 1T": (0, "webnn")}
     for i, linger in enumerate(lingers):
-        sides[pool_side(linger, lingers)] = (1 + i, "webnn")
+        sides[pool_side(linger, lingers)] = (2 + i, "webnn")
     sides.update({"ORT-wasm 1T": (0, "wasm"), "ORT-wasm 2T": (1, "wasm")})
     return sides
 
@@ -175,9 +176,8 @@ def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, lin
                 page.wait_for("self.zooReady === true", timeout=600)
                 return EvaluatingPage(page)
 
-            pages = [open_page("threads=1&kernelThreads=0")]
-            pages += [open_page(f"threads={2 if i == 0 else 1}&kernelThreadsLingerMs={linger:g}")
-                      for i, linger in enumerate(lingers)]
+            pages = [open_page("threads=1&kernelThreads=0"), open_page("threads=2&kernelThreads=0")]
+            pages += [open_page(f"threads=1&kernelThreadsLingerMs={linger:g}") for linger in lingers]
             sides = sides_for(lingers)
             for name, p in prepared.items():
                 print(f"{name}: warming each side up until its median settles, then timing {measure:g} s ...",
@@ -258,9 +258,9 @@ def main(argv=None) -> int:
               "packed constant B, bias + relu6 epilogue; medians and minima in ms")
         report_gemms(gemms)
     if models:
-        print(f"\nModels: headless {models.pop('engine')}, isolated pages (A: kernelThreads 0 + ORT-web 1 thread, "
-              f"then the pool with linger {', '.join(f'{v:g}' for v in args.linger)} ms, the first + ORT-web 2 "
-              "threads); medians of session.run() in ms")
+        print(f"\nModels: headless {models.pop('engine')}, isolated pages (kernelThreads 0 + ORT-web 1 thread; "
+              f"ORT-web 2 threads; the pool with linger {', '.join(f'{v:g}' for v in args.linger)} ms); "
+              "medians of session.run() in ms")
         ok = report_models(models, args.models, args.linger)
     print("\nratios: latency / latency (below 1: the first is faster).")
     return 0 if ok else 1
