@@ -1191,7 +1191,7 @@
         : bridge.readTensor(impl, tensor, argumentForPython(args[1], kind.nested[1]));
       if (PyProxy && outcome instanceof PyProxy && outcome.type === PENDING_TYPE) {
         try {
-          return settledByPython(realm, (resolve, fromPython) => outcome.then(resolve, fromPython));
+          return settledByPython(realm, (resolve, fromPython) => outcome.hand_resolvers(resolve, fromPython));
         } finally {
           outcome.destroy();
         }

@@ -196,7 +196,7 @@ def read_tensor(context, tensor, *output_data):
     an MLTensor. Returns its outcome when the promise is settled before this returns (the
     timeline was idle: runtime/timeline.py), as invoke() returns one -- the ArrayBuffer
     (copied from the tensor's memory in one step), None, or a BridgeFailure to reject with
-    --, else the PendingPromise, which the shim hands its resolvers (then())."""
+    --, else the PendingPromise, which the shim hands its resolvers (hand_resolvers())."""
     promise = PendingPromise()
     try:
         buffer = convert(output_data[0], _BUFFER_SOURCE, _READ_DATA) if output_data else None
@@ -209,7 +209,7 @@ def read_tensor(context, tensor, *output_data):
 class PendingPromise:
     """The page's promise as the API's steps see one (done() / set_result() /
     set_exception(), settled at most once), before the shim has made it: the outcome
-    is kept until then() hands over the shim's resolvers, and goes straight to them
+    is kept until hand_resolvers() gives it the shim's resolvers, and goes straight to them
     after that (no asyncio future, no listener in between). The shim makes the
     promise only for a read that did not settle in the call itself."""
 
@@ -223,14 +223,16 @@ class PendingPromise:
 
     def set_result(self, value) -> None:
         try:
-            self._deliver(_to_js(value))
+            outcome = _to_js(value)
         except Exception as exc:  # noqa: BLE001 - a result that cannot be converted rejects
-            self._deliver(BridgeFailure(exc))
+            outcome = BridgeFailure(exc)
+        self._deliver(outcome)
 
     def set_exception(self, exc: BaseException) -> None:
         self._deliver(BridgeFailure(exc))
 
-    def then(self, resolve, from_python) -> None:
+    def hand_resolvers(self, resolve, from_python) -> None:
+        # Not `then`: a PyProxy with a `then` would pass for a thenable in JS.
         self._settlers = (resolve, from_python)
 
     def _deliver(self, outcome) -> None:
