@@ -7,7 +7,9 @@ WebAssembly.Memory of their own, the *arena*, which the page also holds (pool.js
 the page keeps the first rows for itself and computes them in place with kernels.wasm; the
 other rows' A (and residual, bias) are copied into the arena, cut into tiles that the workers
 and then the page claim with an atomic counter, and the workers' C rows copied back. A
-constant B is copied into the arena once, when it is first used, and released with it.
+constant B is copied into the arena once, when it is first used, and released with it. Per
+GEMM shape, pool.js uses the pool or the page's thread alone, whichever has been faster lately
+(on a busy machine a pooled call can cost more than it saves).
 
 Started only where it can help and cannot hang: Pyodide in a page or dedicated worker that
 is `crossOriginIsolated` and can create workers, `navigator.hardwareConcurrency > 1`,
