@@ -159,6 +159,10 @@ async def host_bench(prepared, warmup: float, measure: float, min_runs: int) -> 
             await run()
             runs += 1
     times = {side: [] for side in sides}
+    # This thread's CPU time per run as well (both sides compute on it: onnxruntime with one
+    # thread runs in the caller's): on a loaded machine, time spent descheduled inflates the
+    # wall-clock times of the longer runs most, and CPU time leaves it out.
+    cpu_times = {side: [] for side in sides}
     start = time.perf_counter()
     turn = 0
     while time.perf_counter() - start < measure or min(len(t) for t in times.values()) < min_runs:
@@ -166,12 +170,13 @@ async def host_bench(prepared, warmup: float, measure: float, min_runs: int) -> 
             await asyncio.sleep(SETTLE_S)
             await sides[side]()           # untimed: the switch from the other side settles
             for _ in range(RUNS_PER_TURN):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 await sides[side]()
                 times[side].append((time.perf_counter() - t0) * 1000)
+                cpu_times[side].append((time.thread_time() - c0) * 1000)
         turn += 1
     context.destroy()
-    return {"build_ms": build_ms, "first_run_ms": first_run_ms, "times": times,
+    return {"build_ms": build_ms, "first_run_ms": first_run_ms, "times": times, "cpu_times": cpu_times,
             "diff": compare(first["webnn"], prepared.reference, prepared.rtol, prepared.atol)}
 
 

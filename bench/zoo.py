@@ -183,17 +183,20 @@ def blas_core() -> str:
 
 
 def report_host(host: dict) -> bool:
-    rows, ratios, ok = [], [], True
+    rows, ratios, cpu_ratios, ok = [], [], [], True
     for name, r in host.items():
         med = {side: median_ms(t) for side, t in r["times"].items()}
+        cpu = {side: median_ms(t) for side, t in r["cpu_times"].items()}
         ratios.append(med["webnn"] / med["ort"])
+        cpu_ratios.append(cpu["webnn"] / cpu["ort"])
         ok = ok and r["diff"][1]
         rows.append((name, f"{med['webnn']:.3f}", f"{med['ort']:.3f}", f"{ratios[-1]:.2f}×",
+                     f"{cpu['webnn']:.3f} / {cpu['ort']:.3f}", f"{cpu_ratios[-1]:.2f}×",
                      " / ".join(str(len(t)) for t in r["times"].values()), f"{r['build_ms']:.0f}",
                      f"{r['diff'][0]:.0e}{'' if r['diff'][1] else ' MISMATCH'}"))
-    rows.append(("geometric mean", "", "", f"{geomean(ratios):.2f}×", "", "", ""))
-    print_table(("model", "webnn-py ms", "ORT native 1T ms", "ratio", "timed runs (w/ORT)", "build() ms",
-                 "max |Δ| vs ORT native"), rows)
+    rows.append(("geometric mean", "", "", f"{geomean(ratios):.2f}×", "", f"{geomean(cpu_ratios):.2f}×", "", "", ""))
+    print_table(("model", "webnn-py ms", "ORT native 1T ms", "ratio", "CPU ms (w/ORT)", "CPU ratio",
+                 "timed runs (w/ORT)", "build() ms", "max |Δ| vs ORT native"), rows)
     return ok
 
 
@@ -246,8 +249,8 @@ def main(argv=None) -> int:
               f"--max-warmup), then {measure:g} s alternating; medians of session.run() in ms")
         ok = report_browser(browser, args.models) and ok
     if host:
-        print(f"\nHost: CPython webnn_py (ONNX → builder) vs onnxruntime native (CPU EP, 1 thread); medians in ms; "
-              f"numpy's OpenBLAS core: {blas_core()}")
+        print(f"\nHost: CPython webnn_py (ONNX → builder) vs onnxruntime native (CPU EP, 1 thread); medians in ms "
+              f"(wall clock, and this thread's CPU time per run); numpy's OpenBLAS core: {blas_core()}")
         ok = report_host(host) and ok
     if args.json:
         args.json.write_text(json.dumps({"load_average": load, "browser": browser,

@@ -158,6 +158,7 @@ typedef int32_t vwi __attribute__((vector_size(FW * 4)));
 typedef float vwu __attribute__((vector_size(FW * 4), aligned(4)));
 INLINE vw loadw(const float *p) { return *(const vwu *)p; }
 INLINE void storew(float *p, vw v) { *(vwu *)p = v; }
+INLINE vw splatw(float a) { const vw zero = {0}; return a - zero; }     /* as splatd */
 #if FW > 4
 FLOAT_ACTIVATIONS(vw, vwi, w)
 /* A v4 splat (an activation's lo / hi) as FW lanes. */
@@ -508,7 +509,9 @@ typedef float vdf __attribute__((vector_size(DL * 4)));
 typedef float vdfu __attribute__((vector_size(DL * 4), aligned(4)));
 typedef double vdu __attribute__((vector_size(DL * 8), aligned(8)));
 
-INLINE vd splatd(double a) { vd zero = {0}; return zero + a; }
+/* a - (+0) is a exactly (-0 included), so the compiler drops the subtraction: a broadcast.
+ * (0 + a would cost an add: it turns -0 into +0.) */
+INLINE vd splatd(double a) { const vd zero = {0}; return a - zero; }
 /* mask ? a : b, lane by lane (mask lanes all ones or all zeros). */
 INLINE vd selectd(vdl mask, vd a, vd b) { return (vd)(((vdl)a & mask) | ((vdl)b & ~mask)); }
 /* DL floats as doubles, and back (rounded once, to nearest). */
@@ -812,7 +815,7 @@ INLINE void gemv_add(const float *h, int hidden, const float *rt, int ld, int n,
         vw s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};
         const float *r = rt + j;
         for (int k = 0; k < hidden; k++, r += ld) {
-            vw x = (vw){0} + h[k];
+            vw x = splatw(h[k]);
             s0 += x * loadw(r); s1 += x * loadw(r + FW); s2 += x * loadw(r + 2 * FW);
             s3 += x * loadw(r + 3 * FW); s4 += x * loadw(r + 4 * FW); s5 += x * loadw(r + 5 * FW);
             s6 += x * loadw(r + 6 * FW); s7 += x * loadw(r + 7 * FW);
@@ -828,7 +831,7 @@ INLINE void gemv_add(const float *h, int hidden, const float *rt, int ld, int n,
         vw s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
         const float *r = rt + j;
         for (int k = 0; k < hidden; k++, r += ld) {
-            vw x = (vw){0} + h[k];
+            vw x = splatw(h[k]);
             s0 += x * loadw(r); s1 += x * loadw(r + FW); s2 += x * loadw(r + 2 * FW); s3 += x * loadw(r + 3 * FW);
         }
         storew(out + j, loadw(add + j) + s0); storew(out + j + FW, loadw(add + j + FW) + s1);
@@ -838,7 +841,7 @@ INLINE void gemv_add(const float *h, int hidden, const float *rt, int ld, int n,
     for (; j + FW <= n; j += FW) {
         vw s0 = {0};
         const float *r = rt + j;
-        for (int k = 0; k < hidden; k++, r += ld) s0 += ((vw){0} + h[k]) * loadw(r);
+        for (int k = 0; k < hidden; k++, r += ld) s0 += splatw(h[k]) * loadw(r);
         storew(out + j, loadw(add + j) + s0);
     }
 #endif
