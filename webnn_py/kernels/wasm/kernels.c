@@ -945,34 +945,53 @@ INLINE v4 max4(v4 m, v4 a) {
     return (v4)(((v4i)a & take) | ((v4i)m & ~take));
 }
 
-/* The window's maximum at input corner (y0, x0) for channels c.. c+3 (`wide`) or c alone
- * (in lane 0). */
-INLINE v4 window_max4(const float *xb, int h, int w, int ch, int c, int y0, int x0, int kh, int kw, int dh, int dw,
-                      int wide) {
+#if FW > 4
+INLINE vw maxw(vw m, vw a) {             /* max4's lanes, FW at a time */
+    vwi take = (a > m) | (a != a);
+    return (vw)(((vwi)a & take) | ((vwi)m & ~take));
+}
+#endif
+
+/* The maximum over an ni x nj block of taps (the window's part inside the input) starting at
+ * p (channel c of the first tap), rows `row` and taps `col` floats apart: channels c.. c+3
+ * (`wide`) or c alone (in lane 0). */
+INLINE v4 window_max4(const float *p, long row, long col, int ni, int nj, int wide) {
     v4 m = splat(-__builtin_inff());
-    for (int i = 0; i < kh; i++) {
-        int y = y0 + i * dh;
-        if (y < 0 || y >= h) continue;
-        for (int j = 0; j < kw; j++) {
-            int xx = x0 + j * dw;
-            if (xx < 0 || xx >= w) continue;
-            const float *p = xb + ((long)y * w + xx) * ch + c;
-            m = max4(m, wide ? load4(p) : splat(*p));
-        }
-    }
+    for (int i = 0; i < ni; i++, p += row)
+        for (int j = 0; j < nj; j++) m = max4(m, wide ? load4(p + j * col) : splat(p[j * col]));
     return m;
 }
 
+/* The window's part inside the input is the same rectangle for every channel: its bounds are
+ * found once per output pixel, then the channels go FW (16 with AVX-512 natively), 4, 1 at a
+ * time over the taps in (i, j) order. */
 EXPORT void maxpool_nhwc(int batches, int h, int w, int ch, const float *x, float *out, int oh, int ow,
                          int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pl) {
+    long row = (long)dh * w * ch, col = (long)dw * ch;
     for (int nb = 0; nb < batches; nb++) {
         const float *xb = x + (long)nb * h * w * ch;
         for (int oy = 0; oy < oh; oy++) {
+            int y0 = oy * sh - pt, i_first = 0, i_last = kh;
+            while (i_first < kh && y0 + i_first * dh < 0) i_first++;
+            while (i_last > i_first && y0 + (i_last - 1) * dh >= h) i_last--;
             for (int ox = 0; ox < ow; ox++) {
+                int x0 = ox * sw - pl, j_first = 0, j_last = kw;
+                while (j_first < kw && x0 + j_first * dw < 0) j_first++;
+                while (j_last > j_first && x0 + (j_last - 1) * dw >= w) j_last--;
                 float *o = out + (((long)nb * oh + oy) * ow + ox) * ch;
-                int y0 = oy * sh - pt, x0 = ox * sw - pl, c = 0;
-                for (; c + 4 <= ch; c += 4) store4(o + c, window_max4(xb, h, w, ch, c, y0, x0, kh, kw, dh, dw, 1));
-                for (; c < ch; c++) o[c] = window_max4(xb, h, w, ch, c, y0, x0, kh, kw, dh, dw, 0)[0];
+                const float *first = xb + ((long)(y0 + i_first * dh) * w + x0 + j_first * dw) * ch;
+                int ni = i_last - i_first, nj = j_last - j_first, c = 0;
+#if FW > 4
+                for (; c + FW <= ch; c += FW) {
+                    vw m = splatw(-__builtin_inff());
+                    const float *p = first + c;
+                    for (int i = 0; i < ni; i++, p += row)
+                        for (int j = 0; j < nj; j++) m = maxw(m, loadw(p + j * col));
+                    storew(o + c, m);
+                }
+#endif
+                for (; c + 4 <= ch; c += 4) store4(o + c, window_max4(first + c, row, col, ni, nj, 1));
+                for (; c < ch; c++) o[c] = window_max4(first + c, row, col, ni, nj, 0)[0];
             }
         }
     }
