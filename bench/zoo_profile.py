@@ -23,17 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-for _path in (str(REPO), str(BENCH)):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
-
-from onnx_webnn import emit_onnx  # noqa: E402
-from zoo_models import ZOO, export_zoo  # noqa: E402
+# bench/zoo.py gives numpy's BLAS one thread (before numpy loads) and puts the repository on
+# sys.path; its imports are this script's too.
+from zoo import ZOO, emit_onnx, export_zoo  # noqa: E402
 
 
 async def profile(name: str, directory: Path, runs: int, warmup: float) -> dict:

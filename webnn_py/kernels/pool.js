@@ -92,9 +92,13 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   try {
     for (let w = 0; w < workerCount; w++) {
       const worker = new Worker(url, { name: `webnn-py kernels ${w + 1}` });
-      worker.postMessage({ webnnKernelPool: 1, module: sharedModule, memory, index: w });
       workers.push(worker);
+      // WebKitGTK 2.50 cannot clone a shared WebAssembly.Memory (DataCloneError): no pool there.
+      worker.postMessage({ webnnKernelPool: 1, module: sharedModule, memory, index: w });
     }
+  } catch (error) {
+    for (let w = 0; w < workers.length; w++) workers[w].terminate();
+    throw error;
   } finally {
     URL.revokeObjectURL(url);
   }

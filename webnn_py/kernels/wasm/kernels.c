@@ -150,8 +150,10 @@ FLOAT_ACTIVATIONS(v4, v4i, 4)
  * Each lane does the same float32 operations whatever FW is: results do not depend on it. */
 #if defined(__AVX512F__)
 #define FW 16
+#define DL 8               /* lanes of double: see the gelu / softmax / layerNormalization section */
 #else
 #define FW 4
+#define DL 4
 #endif
 typedef float vw __attribute__((vector_size(FW * 4)));
 typedef int32_t vwi __attribute__((vector_size(FW * 4)));
@@ -496,12 +498,7 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
  * build is -march=native): one register, 2-4x the throughput of f64x2 on the host, where
  * these kernels ran ~3 ns an element. Every lane does the same double operations
  * whatever DL is (the build forbids FMA contraction), so the results do not depend on it
- * beyond the order of softmax's and layerNormalization's sums. */
-#if defined(__AVX512F__)
-#define DL 8
-#else
-#define DL 4
-#endif
+ * beyond the order of softmax's and layerNormalization's sums. (DL is defined with FW.) */
 typedef double vd __attribute__((vector_size(DL * 8)));
 typedef int64_t vdl __attribute__((vector_size(DL * 8)));
 typedef float vdf __attribute__((vector_size(DL * 4)));
