@@ -33,8 +33,8 @@ for _path in (str(REPO), str(BENCH)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from webnn_bench import COI_HEADERS, ORT_DIST, _quiet_disconnects, alternate, compare, median_ms, print_table  # noqa: E402
-from webnn_bench import prepare_browser_runtime  # noqa: E402
+from webnn_bench import (COI_HEADERS, ORT_DIST, _quiet_disconnects, alternate, compare, median_ms,  # noqa: E402
+                         prepare_browser_runtime, print_table)
 from zoo import DROP, EvaluatingPage, Prepared, geomean, placed_on_webnn  # noqa: E402
 
 from webnn_py.kernels.pool import LINGER_MS  # noqa: E402
