@@ -140,7 +140,12 @@ def build(force: bool = False, native_only: bool = False) -> str:
     # A new name, then a rename: a process that has the old library mapped (a test
     # session, the dev server) keeps its pages instead of seeing the file change under it.
     native_tmp = NATIVE.with_suffix(".so.tmp")
-    run([clang, *COMMON, *NATIVE_FLAGS, "-o", str(native_tmp), *srcs])
+    try:
+        run([clang, *COMMON, *NATIVE_FLAGS, "-o", str(native_tmp), *srcs])
+    except BuildError:
+        # A clang that cannot target this CPU with -march=native: the portable build (the
+        # same results; SSE2-wide lanes on x86-64).
+        run([clang, *COMMON, *[f for f in NATIVE_FLAGS if f != "-march=native"], "-o", str(native_tmp), *srcs])
     native_tmp.replace(NATIVE)
     if native_only:
         return "native built"
