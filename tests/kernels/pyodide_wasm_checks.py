@@ -131,6 +131,41 @@ def test_wasm_softmax_rows():
         k.softmax_rows = original
 
 
+def test_wasm_layernorm_rows_within_one_ulp():
+    """The double lanes in wasm (4 per group) over rows with tails (197 = 49 * 4 + 1)."""
+    k = _wasm()
+    x = (RNG.standard_normal((3, 197)) * 3 + 5).astype(np.float32)
+    scale = RNG.uniform(0.5, 1.5, 197).astype(np.float32)
+    bias = RNG.standard_normal(197).astype(np.float32)
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=-1, keepdims=True)
+    eps = np.float64(np.float32(1e-5))
+    ref = (x64 - mean) / np.sqrt(((x64 - mean) ** 2).mean(axis=-1, keepdims=True) + eps) * scale + bias
+    got = k.layernorm_rows(x, scale, bias, float(eps))
+    assert np.all(np.abs(got - ref) <= np.spacing(np.abs(ref.astype(np.float32))))
+
+
+def test_wasm_image_layout_pieces_exact():
+    """An NCHW image's planes into NHWC pixels (copy_2d, 3 columns), its 3-channel patch matrix
+    (im2col: window rows inside the input copied whole, padding zeros) and a maxPool2d window
+    maximum: data movement and maxima, so exact against numpy."""
+    k = _wasm()
+    planes = RNG.standard_normal((3, 9 * 11)).astype(np.float32)
+    pixels = k.copy_2d(planes.T, np.empty((9 * 11, 3), np.float32))
+    np.testing.assert_array_equal(pixels, planes.T)
+    image = pixels.reshape(9, 11, 3)
+    cols = k.im2col_nhwc(image, (3, 3), (2, 2), (1, 1), (1, 1), range(5), 6, np.empty((30, 27), np.float32))
+    padded = np.pad(image, ((1, 1), (1, 1), (0, 0)))
+    want = np.stack([padded[2 * oy:2 * oy + 3, 2 * ox:2 * ox + 3].reshape(27) for oy in range(5) for ox in range(6)])
+    np.testing.assert_array_equal(cols, want)
+    x = RNG.standard_normal((1, 9, 9, 6)).astype(np.float32)
+    pooled = k.maxpool_nhwc(x, (3, 3), (2, 2), (1, 1), (1, 1), np.empty((1, 5, 5, 6), np.float32))
+    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+    want = np.stack([xp[0, 2 * oy:2 * oy + 3, 2 * ox:2 * ox + 3].max(axis=(0, 1))
+                     for oy in range(5) for ox in range(5)]).reshape(1, 5, 5, 6)
+    np.testing.assert_array_equal(pooled, want)
+
+
 def test_operators_take_the_wasm_path():
     """matmul and conv2d (1x1, 3x3 and depthwise, NHWC) call the wasm kernels."""
     from webnn_py.ops import convolution, matmul
