@@ -631,7 +631,7 @@
                 "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
                 "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array", "BigInt", "Number", "String", "JSON",
                 "Math", "WebAssembly", "TextDecoder", "TextEncoder", "setTimeout", "clearTimeout", "queueMicrotask",
-                "MessageChannel"]],
+                "MessageChannel", "Atomics", "Worker", "Blob", "URL", "performance"]],
       [Array, ["from", "isArray", "of"]],
       [Array.prototype, ["push", "pop", "shift", "unshift", "slice", "splice", "map", "filter", "forEach", "some", "every",
                          "find", "findIndex", "includes", "indexOf", "lastIndexOf", "join", "concat", "reduce", "sort",
@@ -661,6 +661,15 @@
       [ArrayBuffer, ["isView"]],
       [ArrayBuffer.prototype, ["slice", "byteLength"]],
       [Error, ["captureStackTrace"]],
+      // The kernels: their instantiation is handed Pyodide's memory, and the kernel pool
+      // (webnn_py/kernels/pool.js) starts workers from a Blob URL and spins on Atomics
+      // with a performance.now() deadline.
+      [WebAssembly, ["Module", "Instance", "Memory", "compile", "instantiate", "compileStreaming",
+                     "instantiateStreaming", "validate"]],
+      [typeof Atomics === "object" ? Atomics : {}, ["load", "store", "add", "sub", "exchange", "compareExchange",
+                                                   "wait", "notify"]],
+      [URL, ["createObjectURL", "revokeObjectURL"]],
+      [typeof Performance === "function" ? Performance.prototype : {}, ["now"]],
     ];
     for (let i = 0; i < owners.length; i++) {
       const owner = owners[i][0], keys = owners[i][1];
