@@ -165,7 +165,8 @@ def cli(wpt_root: Path, browser: str, jobs: int | None, extra: list[str]) -> lis
     return command + (["--jobs", str(jobs)] if jobs else [])
 
 
-def directory(wpt_root: Path, browser: str, jobs: int | None, sample_chunks: int, whole: bool) -> None:
+def directory(wpt_root: Path, browser: str, jobs: int | None, sample_chunks: int, whole: bool,
+              keep_report: Path | None) -> None:
     listed = subprocess.run(cli(wpt_root, browser, None, ["--list"]), capture_output=True, text=True, cwd=REPO,
                             check=True).stdout.split()
     chunk = [] if whole else ["--total-chunks", str(sample_chunks), "--this-chunk", "1"]
@@ -184,6 +185,8 @@ def directory(wpt_root: Path, browser: str, jobs: int | None, sample_chunks: int
                              capture_output=True, text=True, cwd=REPO)
         wall = time.monotonic() - started
         results = json.loads(report.read_text())["results"] if report.is_file() else []
+        if keep_report and report.is_file():
+            shutil.copy(report, keep_report)
     subtests = [s for r in results for s in r["subtests"]]
     passed = sum(s["status"] == "PASS" for s in subtests)
     statuses = {}
@@ -192,7 +195,8 @@ def directory(wpt_root: Path, browser: str, jobs: int | None, sample_chunks: int
     durations = sorted(r["duration"] / 1000 for r in results)
     print(f"  {len(results)} pages {statuses}, {passed} of {len(subtests)} subtests pass "
           f"({100 * passed / max(1, len(subtests)):.1f} %), exit status {run.returncode} "
-          f"({'all as expected' if run.returncode == 0 else 'unexpected results'})")
+          f"({'all as expected' if run.returncode == 0 else 'unexpected results'}; the expectation files "
+          "list the ?cpu variants only)")
     if durations:
         print(f"  page median {statistics.median(durations):.1f} s, 90th percentile "
               f"{durations[int(0.9 * (len(durations) - 1))]:.1f} s")
@@ -216,6 +220,7 @@ def main() -> None:
     parser.add_argument("--wpt-root", type=Path, help="an upstream web-platform-tests checkout: run its webnn/")
     parser.add_argument("--sample-chunks", type=int, default=16, help="run hash chunk 1 of this many and extrapolate")
     parser.add_argument("--whole", action="store_true", help="run every URL of webnn/ (no extrapolation)")
+    parser.add_argument("--report", type=Path, metavar="FILE.json", help="keep the directory run's wptreport")
     parser.add_argument("--skip-calls", action="store_true", help="leave out the builder-call measurement")
     parser.add_argument("--skip-boot", action="store_true", help="leave out the page boot measurement")
     parser.add_argument("--call-samples", type=int, default=10)
@@ -236,7 +241,7 @@ def main() -> None:
         print(f"  {load()}", flush=True)
     if args.wpt_root:
         print("3. the webnn/ directory, every variant and global scope:", flush=True)
-        directory(args.wpt_root.resolve(), args.browser, args.jobs, args.sample_chunks, args.whole)
+        directory(args.wpt_root.resolve(), args.browser, args.jobs, args.sample_chunks, args.whole, args.report)
 
 
 if __name__ == "__main__":
