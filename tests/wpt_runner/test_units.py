@@ -245,3 +245,33 @@ def test_upstream_expectation_files_load_and_give_reasons():
         if key.startswith("/") and isinstance(value, dict):
             for name, subtest in value.get("subtests", {}).items():
                 assert isinstance(subtest, dict) and subtest.get("reason"), (key, name)
+
+
+@pytest.mark.parametrize("mode", ["engine", "boot", "off"])
+def test_shipped_runtime_snapshot_modes(pyodide_runtime, mode):
+    # Every mode: the config names Pyodide's folder, and every wheel the lock names (relative to
+    # that folder, as Pyodide resolves them) is served. The snapshot is never kept in Cache
+    # Storage (origin storage a test would leave to the next); `boot` restores it in every engine,
+    # `engine` only where the shim's default does (JavaScriptCore); `off` ships none.
+    import base64
+    import hashlib
+    import posixpath
+
+    from wpt_runner.runtime import shipped_runtime
+
+    runtime = shipped_runtime(mode)
+    config = json.loads(runtime.files[runtime.folder + "/runtime-config.json"])
+    lock = json.loads(runtime.files[runtime.folder + "/pyodide-lock.json"])
+    index = posixpath.normpath(posixpath.join(runtime.folder, config["indexURL"]))
+    assert index.startswith("pyodide-") and index + "/pyodide.asm.wasm" in runtime.files
+    for package in lock["packages"].values():
+        assert posixpath.normpath(posixpath.join(index, package["file_name"])) in runtime.files, package
+    snapshot = config["memorySnapshot"]
+    if mode == "off":
+        assert snapshot is False and not any(name.endswith("/memory-snapshot.bin") for name in runtime.files)
+        return
+    data = runtime.files[f"{runtime.folder}/{snapshot['file']}"]
+    assert snapshot["integrity"] == "sha256-" + base64.b64encode(hashlib.sha256(data).digest()).decode()
+    assert snapshot["keep"] is False
+    assert snapshot.get("atBoot", False) is (mode == "boot")
+    assert runtime.entry.count(f'"pyodideURL": "{runtime.folder}/"'.encode()) == 1
