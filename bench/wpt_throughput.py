@@ -200,7 +200,7 @@ def directory(wpt_root: Path, browser: str, jobs: int | None, sample_chunks: int
     if durations:
         print(f"  page median {statistics.median(durations):.1f} s, 90th percentile "
               f"{durations[int(0.9 * (len(durations) - 1))]:.1f} s")
-    print(f"  wall {wall / 60:.1f} min for {sample} URLs; {load()} after")
+    print(f"  wall {wall:.0f} s ({wall / 60:.1f} min) for {sample} URLs; {load()} after")
     if not whole:
         print(f"  EXTRAPOLATED to all {len(listed)} URLs: {wall * len(listed) / sample / 60:.1f} min "
               "(sample wall x all / sample; not a measured whole-directory run)")
