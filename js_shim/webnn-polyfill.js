@@ -1106,7 +1106,9 @@
 
   // Results are wrapped in the realm of the object the member was called on (its
   // "relevant realm"); errors are made here and turned into the caller's by its facade.
+  let destroyEpoch = 0;   // destroy() calls so far (readTensor's lane checks it)
   function invokeIn(self, interfaceName, member, args) {
+    if (member === "destroy") destroyEpoch++;
     const entry = weakMapGet(brands, self);
     if (interfaceName === "ML" && member === "createContext" && entry && entry.type === "ML") {
       try {
@@ -1182,6 +1184,11 @@
     return copy;
   }
 
+  function tensorDestroyed(tensorWrapper) {
+    const proxy = wrapperProxyOf(tensorWrapper, "MLTensor");
+    return proxy === undefined || proxy._is_destroyed === true;
+  }
+
   const TENSOR_LANES = {
     __proto__: null,
     writeTensor(impl, kind, realm, args) {
@@ -1211,7 +1218,17 @@
       } catch (error) {
         return promiseReject(error);
       }
-      return promiseResolve(value);
+      // The read ran at once, but its promise settles in a later ML task (§8.3.4 step
+      // 9.1.3), so that a destroy() of the tensor or its context called before then rejects
+      // it (§8.8.2 step 2): held back for a microtask, and rejected if a destroy() came in
+      // between and the tensor is now destroyed.
+      const epoch = destroyEpoch, tensorWrapper = args[0];
+      return promiseThen(promiseResolve(), () => {
+        if (destroyEpoch !== epoch && guarded(tensorDestroyed, tensorWrapper)) {
+          throw new DOMExceptionCtor("readTensor: the tensor was destroyed", "InvalidStateError");
+        }
+        return value;
+      });
     },
     dispatch(impl, kind, realm, args) {
       const graph = args.length >= 3 ? wrapperProxyOf(args[0], "MLGraph") : undefined;

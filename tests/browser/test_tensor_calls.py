@@ -57,6 +57,18 @@ CALLS = """async () => {
   td.destroy();
   facts.pendingDestroyed = await rejection(doomedRead);
   await queuedAgain;
+  // On an idle timeline the read runs at once, but its promise settles in a later ML task
+  // (§8.3.4 step 9.1.3): a destroy() called before then rejects it (§8.8.2 step 2), also
+  // for the outputData variant, and a destroy() of another tensor leaves it alone.
+  const [te, tf] = await Promise.all([make(context, desc, {readable: true, writable: true}),
+                                      make(context, desc, {readable: true, writable: true})]);
+  context.writeTensor(tf, new Float32Array([3, 4]));
+  const idleRead = context.readTensor(te), idleReadAgain = context.readTensor(te);
+  const idleInto = context.readTensor(te, new Float32Array(2));
+  const survivor = context.readTensor(tf);
+  te.destroy();
+  facts.idleDestroyed = [await rejection(idleRead), await rejection(idleReadAgain), await rejection(idleInto)];
+  facts.survivor = Array.from(new Float32Array(await survivor));
   context.writeTensor(tb, new Float32Array([1, 1]).buffer);     // an ArrayBuffer
   facts.fromArrayBuffer = await read(tb).catch((e) => e.name);   // tb is not readable
 
@@ -103,7 +115,9 @@ CALLS = """async () => {
   const g2 = await gb2.build({c: gb2.add(gb2.input("a", desc), gb2.input("b", desc))});
   g2.destroy();
   facts.graphDestroyed = error(() => context.dispatch(g2, {a: ta, b: tb}, {c: tc}));
+  const lostRead = context.readTensor(tc);
   context.destroy();
+  facts.readBeforeLoss = await rejection(lostRead);
   facts.dispatchAfterLoss = error(() => context.dispatch(graph, {a: ta, b: tb}, {c: tc}));
   facts.writeAfterLoss = error(() => context.writeTensor(ta, new Float32Array(2)));
   facts.readAfterLoss = await rejection(context.readTensor(tc));
@@ -121,6 +135,9 @@ def test_tensor_calls_keep_every_spec_step(page):
     assert f["pendingIntoResolvesUndefined"] is True and f["pendingInto"] == [7, 8]
     assert f["pendingDestroyed"][0] == "InvalidStateError" and "destroyed" in f["pendingDestroyed"][1]
     assert f["fromArrayBuffer"] == "TypeError"
+    assert [r[0] for r in f["idleDestroyed"]] == ["InvalidStateError"] * 3, f["idleDestroyed"]
+    assert f["survivor"] == [3, 4]
+    assert f["readBeforeLoss"][0] == "InvalidStateError", f["readBeforeLoss"]
     # Rejected records: TypeErrors naming the argument and the key, read no further.
     assert f["notATensor"][0] == "TypeError" and "inputs" in f["notATensor"][1] and "'b'" in f["notATensor"][1]
     assert f["badOutputs"][0] == "TypeError" and "outputs" in f["badOutputs"][1] and "'c'" in f["badOutputs"][1]

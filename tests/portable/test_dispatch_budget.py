@@ -133,14 +133,18 @@ async def test_reads_and_writes_start_in_the_callers_task_only_when_nothing_is_q
     context, graph, t_in, t_out = await _setup()
     timeline = context._timeline
     timeline.slice_seconds = 100 / 1000                     # room for several whole dispatches
-    # Idle: writeTensor, dispatch and readTensor all run at once, and the read's
-    # promise is settled before readTensor() returns (no task to wait for).
+    # Idle: writeTensor, dispatch and readTensor all run at once; the read's promise
+    # then settles in the next ML task (§8.3.4 step 9.1.3), so that a destroy() called
+    # before it could still reject it (§8.8.2 step 2).
     before = timeline.steps
     context.writeTensor(t_in, np.full(4, 2, np.float32))
     assert timeline.steps - before == 1 and not timeline.busy
     context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    ran = timeline.steps
     read = context.readTensor(t_out)
-    assert read.done() and not timeline.busy
+    assert timeline.steps == ran + 1 and not timeline.busy and not read.done()
+    await asyncio.sleep(0)
+    assert read.done()
     assert np.frombuffer(read.result(), np.float32).tolist() == [2 + STEPS] * 4
     # Behind queued work (a createTensor step) they wait, in order: the read sees the
     # write and the dispatch made after the queued step, and nothing ran in this task.

@@ -202,33 +202,48 @@ class MLContext:
                 return
         tensor._pending_promises.add(promise)
 
+        def settle(value=None, exc=None):
+            # §8.3.4 / §8.3.5 step 9.1.2-9.1.3: an ML task removes the promise from
+            # [[pendingPromises]] and settles it, so a destroy() of the tensor (or its
+            # context) before that task rejects it (§8.8.2 step 2). On the host the task is
+            # the event loop's next turn; the bridge's promise settles in the call, and the
+            # shim holds the page's promise back for a microtask, checking the tensor
+            # (js_shim, TENSOR_LANES.readTensor).
+            def ml_task():
+                tensor._pending_promises.discard(promise)
+                _settle(promise, value, exc)
+            get_loop = getattr(promise, "get_loop", None)
+            if get_loop is None:
+                ml_task()
+            else:
+                get_loop().call_soon(ml_task)
+
         def run():
-            tensor._pending_promises.discard(promise)
             if tensor._data is None:
-                _settle(promise, exc=InvalidStateError("readTensor: the tensor was destroyed"))
+                settle(exc=InvalidStateError("readTensor: the tensor was destroyed"))
                 return
             if output_data is None:
                 try:
                     out = (copy_out or _bytearray_copy)(tensor._data)
                 except MemoryError:   # §8.3.4 step 9.1.2: the copy of [[data]] failed
-                    _settle(promise, exc=out_of_memory("readTensor", tensor._descriptor.byte_length,
-                                                       f"the copy of {tensor._descriptor}"))
+                    settle(exc=out_of_memory("readTensor", tensor._descriptor.byte_length,
+                                             f"the copy of {tensor._descriptor}"))
                     return
-                _settle(promise, out)
+                settle(out)
                 return
             try:
                 write_bytes_into(output_data, tensor._data)
             except TypeError as exc:     # detached since the call (§8.3.5 step 9.1.3.2)
-                _settle(promise, exc=exc)
+                settle(exc=exc)
                 return
-            _settle(promise, None)
+            settle(None)
 
         def abort():
             tensor._pending_promises.discard(promise)
             _settle(promise, exc=InvalidStateError("readTensor: the context is lost"))
 
-        # Started at once when nothing is queued ahead (runtime/timeline.py): the promise
-        # is then settled before this returns, and the page's await needs no task.
+        # Started at once when nothing is queued ahead (runtime/timeline.py): the copy is
+        # then made before this returns, and the page's await needs no task of ours.
         self._timeline.enqueue(run, abort, start=True)
 
     @operation("MLContext")
