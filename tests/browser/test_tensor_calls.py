@@ -69,6 +69,17 @@ CALLS = """async () => {
   te.destroy();
   facts.idleDestroyed = [await rejection(idleRead), await rejection(idleReadAgain), await rejection(idleInto)];
   facts.survivor = Array.from(new Float32Array(await survivor));
+  // readTensor(tensor, outputData) fills outputData in that ML task (§8.3.5 step 9.1.3):
+  // nothing is written before the call returns, and a buffer detached meanwhile rejects.
+  const later = new Float32Array([-1, -1]);
+  const filling = context.readTensor(tf, later);
+  facts.untilTheTask = Array.from(later);
+  await filling;
+  facts.afterTheTask = Array.from(later);
+  const detached = new ArrayBuffer(8);
+  const detachedRead = context.readTensor(tf, detached), detachedViewRead = context.readTensor(tf, new Float32Array(detached));
+  structuredClone(detached, {transfer: [detached]});
+  facts.detachedMeanwhile = [await rejection(detachedRead), await rejection(detachedViewRead)];
   context.writeTensor(tb, new Float32Array([1, 1]).buffer);     // an ArrayBuffer
   facts.fromArrayBuffer = await read(tb).catch((e) => e.name);   // tb is not readable
 
@@ -137,6 +148,8 @@ def test_tensor_calls_keep_every_spec_step(page):
     assert f["fromArrayBuffer"] == "TypeError"
     assert [r[0] for r in f["idleDestroyed"]] == ["InvalidStateError"] * 3, f["idleDestroyed"]
     assert f["survivor"] == [3, 4]
+    assert f["untilTheTask"] == [-1, -1] and f["afterTheTask"] == [3, 4]
+    assert [r[0] for r in f["detachedMeanwhile"]] == ["TypeError"] * 2, f["detachedMeanwhile"]
     assert f["readBeforeLoss"][0] == "InvalidStateError", f["readBeforeLoss"]
     # Rejected records: TypeErrors naming the argument and the key, read no further.
     assert f["notATensor"][0] == "TypeError" and "inputs" in f["notATensor"][1] and "'b'" in f["notATensor"][1]

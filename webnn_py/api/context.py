@@ -202,41 +202,50 @@ class MLContext:
                 return
         tensor._pending_promises.add(promise)
 
-        def settle(value=None, exc=None):
+        def in_ml_task(steps):
             # §8.3.4 / §8.3.5 step 9.1.2-9.1.3: an ML task removes the promise from
-            # [[pendingPromises]] and settles it, so a destroy() of the tensor (or its
-            # context) before that task rejects it (§8.8.2 step 2). On the host the task is
-            # the event loop's next turn; the bridge's promise settles in the call, and the
-            # shim holds the page's promise back for a microtask, checking the tensor
-            # (js_shim, TENSOR_LANES.readTensor).
-            def ml_task():
+            # [[pendingPromises]] and settles it (and fills outputData), so a destroy() of
+            # the tensor (or its context), or a detach of outputData, before that task is seen
+            # (§8.8.2 step 2). On the host the task is the event loop's next turn, as for the
+            # bridge's promise of a read into outputData; readTensor(tensor)'s promise in the
+            # page settles in the call, and the shim holds it back for a microtask, checking
+            # the tensor (js_shim, TENSOR_LANES.readTensor).
+            def task():
                 tensor._pending_promises.discard(promise)
-                _settle(promise, value, exc)
+                steps()
             get_loop = getattr(promise, "get_loop", None)
-            if get_loop is None:
-                ml_task()
+            loop = get_loop() if get_loop is not None else None
+            if loop is None:
+                task()
             else:
-                get_loop().call_soon(ml_task)
+                loop.call_soon(task)
+
+        def settle(value=None, exc=None):
+            in_ml_task(lambda: _settle(promise, value, exc))
 
         def run():
             if tensor._data is None:
                 settle(exc=InvalidStateError("readTensor: the tensor was destroyed"))
                 return
-            if output_data is None:
-                try:
-                    out = (copy_out or _bytearray_copy)(tensor._data)
-                except MemoryError:   # §8.3.4 step 9.1.2: the copy of [[data]] failed
-                    settle(exc=out_of_memory("readTensor", tensor._descriptor.byte_length,
-                                             f"the copy of {tensor._descriptor}"))
-                    return
-                settle(out)
-                return
             try:
-                write_bytes_into(output_data, tensor._data)
-            except TypeError as exc:     # detached since the call (§8.3.5 step 9.1.3.2)
-                settle(exc=exc)
+                # Step 9.1.1: bytes, a copy of [[data]] (readTensor(tensor)'s own buffer).
+                data = (copy_out or _bytearray_copy)(tensor._data) if output_data is None else tensor._data.copy()
+            except MemoryError:   # step 9.1.2: the copy of [[data]] failed
+                settle(exc=out_of_memory("readTensor", tensor._descriptor.byte_length,
+                                         f"the copy of {tensor._descriptor}"))
                 return
-            settle(None)
+            if output_data is None:
+                settle(data)
+                return
+
+            def write_into_output_data():
+                try:
+                    write_bytes_into(output_data, data)
+                except TypeError as exc:     # detached since the call (§8.3.5 step 9.1.3.2)
+                    _settle(promise, exc=exc)
+                    return
+                _settle(promise, None)
+            in_ml_task(write_into_output_data)
 
         def abort():
             tensor._pending_promises.discard(promise)

@@ -197,7 +197,9 @@ def read_tensor(context, tensor, *output_data):
     timeline was idle: runtime/timeline.py), as invoke() returns one -- the ArrayBuffer
     (copied from the tensor's memory in one step), None, or a BridgeFailure to reject with
     --, else the PendingPromise, which the shim hands its resolvers (hand_resolvers())."""
-    promise = PendingPromise()
+    # readTensor(tensor, outputData)'s ML task (which fills outputData, or rejects if the page
+    # detached it meanwhile, §8.3.5 step 9.1.3) runs in a later task, never within the call.
+    promise = PendingPromise(asyncio.get_event_loop() if output_data else None)
     try:
         buffer = convert(output_data[0], _BUFFER_SOURCE, _READ_DATA) if output_data else None
         context._read_tensor(promise, tensor, buffer, copy_out=_array_buffer_of)
@@ -213,10 +215,14 @@ class PendingPromise:
     after that (no asyncio future, no listener in between). The shim makes the
     promise only for a read that did not settle in the call itself."""
 
-    __slots__ = ("outcome", "_settlers", "_done")
+    __slots__ = ("outcome", "_settlers", "_done", "_loop")
 
-    def __init__(self):
-        self.outcome, self._settlers, self._done = None, None, False
+    def __init__(self, loop=None):
+        self.outcome, self._settlers, self._done, self._loop = None, None, False, loop
+
+    def get_loop(self):
+        """The event loop the API's ML tasks for this promise run in, or None: in the call."""
+        return self._loop
 
     def done(self) -> bool:
         return self._done
