@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any, Iterator
@@ -168,16 +169,21 @@ def _xvfb() -> Iterator[str]:
         processes.stop(process)
 
 
-@contextlib.contextmanager
-def launch(loopback_names: tuple[str, ...] = (), extra_args: tuple[str, ...] = ()) -> Iterator[WebKitBrowser]:
-    """MiniBrowser under WebKitWebDriver; `loopback_names` reach 127.0.0.1 through a
-    local forwarding proxy (WebKitGTK has no host-resolver switch)."""
-    with contextlib.ExitStack() as stack:
-        display = stack.enter_context(_xvfb())
+SESSION_ATTEMPTS = 2
+
+
+def _start_session(stack: contextlib.ExitStack, display: str, capabilities: dict) -> WebDriverSession:
+    """WebKitWebDriver on `display` and a MiniBrowser session through it (the driver's stop
+    goes on `stack`). On a loaded machine a MiniBrowser now and then never answers its
+    driver (`POST /session` timed out after 120 s once in three whole-suite runs at load
+    ~10): that driver and its browser (one process group) are killed and started again,
+    SESSION_ATTEMPTS times in all."""
+    attempt = 0
+    while True:
+        attempt += 1
         port = processes.free_port()
         driver = subprocess.Popen(["WebKitWebDriver", f"--port={port}"], env={**os.environ, "DISPLAY": display},
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        stack.callback(processes.stop, driver)
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         base_url = f"http://127.0.0.1:{port}"
 
         def ready() -> bool:
@@ -185,7 +191,26 @@ def launch(loopback_names: tuple[str, ...] = (), extra_args: tuple[str, ...] = (
                 return bool(request(base_url, "GET", "/status", timeout=5).get("ready"))
             return False
 
-        processes.wait_until(ready, 60, "WebKitWebDriver")
+        try:
+            processes.wait_until(ready, 60, "WebKitWebDriver")
+            session = WebDriverSession(base_url, {"alwaysMatch": capabilities})
+        except (OSError, RuntimeError):   # socket timeouts are OSErrors; wait_until raises RuntimeError
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(driver.pid, signal.SIGKILL)
+            driver.wait()
+            if attempt == SESSION_ATTEMPTS:
+                raise
+            continue
+        stack.callback(processes.stop, driver)
+        return session
+
+
+@contextlib.contextmanager
+def launch(loopback_names: tuple[str, ...] = (), extra_args: tuple[str, ...] = ()) -> Iterator[WebKitBrowser]:
+    """MiniBrowser under WebKitWebDriver; `loopback_names` reach 127.0.0.1 through a
+    local forwarding proxy (WebKitGTK has no host-resolver switch)."""
+    with contextlib.ExitStack() as stack:
+        display = stack.enter_context(_xvfb())
         capabilities: dict = {"webkitgtk:browserOptions": {"binary": str(minibrowser_path()),
                                                            "args": ["--automation", *extra_args]},
                               "pageLoadStrategy": "normal"}
@@ -193,7 +218,7 @@ def launch(loopback_names: tuple[str, ...] = (), extra_args: tuple[str, ...] = (
             proxy = stack.enter_context(LoopbackProxy(loopback_names))
             capabilities["proxy"] = {"proxyType": "manual", "httpProxy": f"127.0.0.1:{proxy.port}",
                                      "noProxy": ["127.0.0.1", "localhost"]}
-        session = WebDriverSession(base_url, {"alwaysMatch": capabilities})
+        session = _start_session(stack, display, capabilities)
         try:
             yield WebKitBrowser(session)
         finally:

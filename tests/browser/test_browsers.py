@@ -73,3 +73,23 @@ def test_pages_are_visible_even_with_several_open(browser, page):
         second.goto(f"{server.url}/layer.html")
         assert second.evaluate(VISIBLE, timeout=120) == {"visibility": "visible", "hidden": False}
         assert page.evaluate(VISIBLE, timeout=120) == {"visibility": "visible", "hidden": False}
+
+
+def test_webkit_starts_again_when_its_first_browser_never_answers(monkeypatch):
+    """browsers/webkit.py: a session whose start fails (on a loaded machine a MiniBrowser
+    once never answered its driver's POST /session) is retried with a new driver and browser."""
+    from browsers import webkit
+
+    real, starts = webkit.WebDriverSession, []
+
+    def first_times_out(*args, **kwargs):
+        starts.append(args[0])
+        if len(starts) == 1:
+            raise TimeoutError("timed out")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(webkit, "WebDriverSession", first_times_out)
+    with webkit.launch() as browser, browser.new_page() as page:
+        page.goto("about:blank")
+        assert page.evaluate("6 * 7") == 42
+    assert len(starts) == 2 and starts[0] != starts[1]      # a second driver, on its own port
