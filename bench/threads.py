@@ -33,9 +33,9 @@ for _path in (str(REPO), str(BENCH)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from webnn_bench import (COI_HEADERS, ORT_DIST, _quiet_disconnects, alternate, compare, median_ms,  # noqa: E402
+from webnn_bench import (COI_HEADERS, median_ms,  # noqa: E402
                          prepare_browser_runtime, print_table)
-from zoo import DROP, EvaluatingPage, Prepared, geomean, placed_on_webnn  # noqa: E402
+from zoo import DROP, Prepared, geomean, placed_on_webnn, run_model, zoo_pages  # noqa: E402
 
 from webnn_py.kernels.pool import LINGER_MS  # noqa: E402
 
@@ -156,49 +156,23 @@ def pool_side(linger: float, lingers: list[float]) -> str:
 
 
 def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, lingers: list[float]) -> dict:
-    import browsers
-    from webnn_py.serve import PolyfillServer
-
     out = {}
     with tempfile.TemporaryDirectory(prefix="webnn-threads-") as tmp:
         directory = Path(tmp)
         print("exporting the models to ONNX ...", file=sys.stderr, flush=True)
         prepared = {name: Prepared(name, directory) for name in names}
-        mounts = {"/ort/": ORT_DIST, "/models/": directory, "/ort-pages/": REPO / "tests" / "ort" / "pages"}
-        with PolyfillServer(root=BENCH, mounts=mounts, headers=COI_HEADERS) as server, \
-                browsers.launch("chromium") as browser:
-            _quiet_disconnects(server.httpd)
-            out["engine"] = f"{browser.engine} {browser.version}"
-
-            def open_page(query: str):
-                page = browser.new_page()
-                page.goto(f"{server.url}/threads.html?{query}")
-                page.wait_for("self.zooReady === true", timeout=600)
-                return EvaluatingPage(page)
-
-            pages = [open_page("threads=1&kernelThreads=0"), open_page("threads=2&kernelThreads=0")]
-            pages += [open_page(f"threads=1&kernelThreadsLingerMs={linger:g}") for linger in lingers]
+        queries = ["threads=1&kernelThreads=0", "threads=2&kernelThreads=0"]
+        queries += [f"threads=1&kernelThreadsLingerMs={linger:g}" for linger in lingers]
+        with zoo_pages(directory, "chromium", "threads.html", queries) as (out["engine"], pages):
             sides = sides_for(lingers)
             for name, p in prepared.items():
                 print(f"{name}: warming each side up until its median settles, then timing {measure:g} s ...",
                       file=sys.stderr, flush=True)
-                dims = {k: list(v.shape) for k, v in p.inputs.items()}
-                setups = {side: pages[page].evaluate("(a) => setup(a)", {"kind": kind, "name": name, "dims": dims})
-                          for side, (page, kind) in sides.items()}
-                diffs = {side: compare(s["output"], p.reference, p.rtol, p.atol) for side, s in setups.items()}
+                r = run_model(pages, sides, name, p, warm, measure, min_runs)
+                setups = r.pop("setups")
                 on_webnn = all(placed_on_webnn(setups[side]["log"]) for side, (_, kind) in sides.items()
                                if kind == "webnn")
-                warmed = {side: pages[page].evaluate("([k, o]) => warmUp(k, o)", [kind, warm])
-                          for side, (page, kind) in sides.items()}
-                times = alternate({side: (pages[page], kind) for side, (page, kind) in sides.items()}, measure,
-                                  min_runs)
-                for page in pages:
-                    page.evaluate("release()")
-                errors = [e for page in pages for e in page.page.errors]
-                if errors:
-                    raise SystemExit(f"page errors: {errors}")
-                out[name] = {"times": times, "warm": warmed, "diffs": diffs, "on_webnn": on_webnn,
-                             "threads": setups["ORT-wasm 2T"]["threads"]}
+                out[name] = {**r, "on_webnn": on_webnn, "threads": setups["ORT-wasm 2T"]["threads"]}
     return out
 
 

@@ -32,6 +32,7 @@ on WebNN. Timings are noisy on a shared machine; ratios measured side by side ar
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -94,44 +95,56 @@ class EvaluatingPage:
         return self.page.evaluate(source if arg is None else f"({source})({json.dumps(arg)})")
 
 
-def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, measure: float, min_runs: int,
-                  engine: str = "chromium") -> dict:
+@contextlib.contextmanager
+def zoo_pages(directory: Path, engine: str, page_file: str, queries: list[str]):
+    """(engine name, [EvaluatingPage]): `page_file` (zoo.html or threads.html) once per query,
+    cross-origin isolated, from one server and one browser, each booted."""
     import browsers
     from webnn_py.serve import PolyfillServer
 
-    out = {}
-    # /ort-pages/: the tests' page scripts zoo.html shares (the console capture).
+    # /ort-pages/: the tests' page scripts the zoo pages share (the console capture).
     mounts = {"/ort/": ORT_DIST, "/models/": directory, "/ort-pages/": REPO / "tests" / "ort" / "pages"}
     with PolyfillServer(root=BENCH, mounts=mounts, headers=COI_HEADERS) as server, \
             browsers.launch(engine) as browser:
         _quiet_disconnects(server.httpd)
-        out["engine"] = f"{browser.engine} {browser.version}"
-
-        def open_page(threads: int):
+        pages = []
+        for query in queries:
             page = browser.new_page()
-            page.goto(f"{server.url}/zoo.html?threads={threads}")
+            page.goto(f"{server.url}/{page_file}?{query}")
             page.wait_for("self.zooReady === true", timeout=600)
-            return EvaluatingPage(page)
+            pages.append(EvaluatingPage(page))
+        yield f"{browser.engine} {browser.version}", pages
 
-        pages = [open_page(1), open_page(2)]
+
+def run_model(pages: list, sides: dict, name: str, p: Prepared, warm: dict, measure: float, min_runs: int) -> dict:
+    """One model on every side ({side: (page index, kind)}): set up (outputs compared with
+    onnxruntime's), warmed up until each side's median settles, then timed in alternation."""
+    dims = {k: list(v.shape) for k, v in p.inputs.items()}
+    setups = {side: pages[page].evaluate("(a) => setup(a)", {"kind": kind, "name": name, "dims": dims})
+              for side, (page, kind) in sides.items()}
+    diffs = {side: compare(s["output"], p.reference, p.rtol, p.atol) for side, s in setups.items()}
+    warmed = {side: pages[page].evaluate("([k, o]) => warmUp(k, o)", [kind, warm])
+              for side, (page, kind) in sides.items()}
+    times = alternate({side: (pages[page], kind) for side, (page, kind) in sides.items()}, measure, min_runs)
+    for page in pages:
+        page.evaluate("release()")
+    errors = [e for page in pages for e in page.page.errors]
+    if errors:
+        raise SystemExit(f"page errors: {errors}")
+    return {"times": times, "warm": warmed, "diffs": diffs, "setups": setups}
+
+
+def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, measure: float, min_runs: int,
+                  engine: str = "chromium") -> dict:
+    out = {}
+    with zoo_pages(directory, engine, "zoo.html", ["threads=1", "threads=2"]) as (out["engine"], pages):
         out["isolated"] = pages[0].evaluate("self.crossOriginIsolated")
         for name, p in prepared.items():
             print(f"{engine}, {name}: warming each side up until its median settles, then timing {measure:g} s ...",
                   file=sys.stderr, flush=True)
-            dims = {k: list(v.shape) for k, v in p.inputs.items()}
-            setups = {side: pages[page].evaluate("(a) => setup(a)", {"kind": kind, "name": name, "dims": dims})
-                      for side, (page, kind) in SIDES.items()}
-            diffs = {side: compare(s["output"], p.reference, p.rtol, p.atol) for side, s in setups.items()}
-            on_webnn = placed_on_webnn(setups["webnn-py"]["log"])
-            warmed = {side: pages[page].evaluate("([k, o]) => warmUp(k, o)", [kind, warm])
-                      for side, (page, kind) in SIDES.items()}
-            times = alternate({side: (pages[page], kind) for side, (page, kind) in SIDES.items()}, measure, min_runs)
-            for page in pages:
-                page.evaluate("release()")
-            errors = [e for page in pages for e in page.page.errors]
-            if errors:
-                raise SystemExit(f"page errors: {errors}")
-            out[name] = {"times": times, "warm": warmed, "diffs": diffs, "on_webnn": on_webnn,
+            r = run_model(pages, SIDES, name, p, warm, measure, min_runs)
+            setups = r.pop("setups")
+            out[name] = {**r, "on_webnn": placed_on_webnn(setups["webnn-py"]["log"]),
                          "placement": setups["webnn-py"]["log"], "threads": setups["ORT-wasm 2T"]["threads"]}
     return out
 
