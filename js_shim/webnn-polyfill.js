@@ -631,7 +631,7 @@
                 "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array",
                 "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array", "BigInt", "Number", "String", "JSON",
                 "Math", "WebAssembly", "TextDecoder", "TextEncoder", "setTimeout", "clearTimeout", "queueMicrotask",
-                "MessageChannel", "Atomics", "Worker", "Blob", "URL", "performance"]],
+                "MessageChannel", "Atomics", "Blob", "URL", "performance"]],
       [Array, ["from", "isArray", "of"]],
       [Array.prototype, ["push", "pop", "shift", "unshift", "slice", "splice", "map", "filter", "forEach", "some", "every",
                          "find", "findIndex", "includes", "indexOf", "lastIndexOf", "join", "concat", "reduce", "sort",
@@ -663,7 +663,9 @@
       [Error, ["captureStackTrace"]],
       // The kernels: their instantiation is handed Pyodide's memory, and the kernel pool
       // (webnn_py/kernels/pool.js) starts workers from a Blob URL and spins on Atomics
-      // with a performance.now() deadline.
+      // with a performance.now() deadline. (Not the global Worker: the policy section below
+      // replaces it with its own wrapper after this capture, and a pristine entry that never
+      // matches would send every call down the slow path; pool.js ignores the wrapper's port.)
       [WebAssembly, ["Module", "Instance", "Memory", "compile", "instantiate", "compileStreaming",
                      "instantiateStreaming", "validate"]],
       [typeof Atomics === "object" ? Atomics : {}, ["load", "store", "add", "sub", "exchange", "compareExchange",
