@@ -174,8 +174,8 @@ def directory(wpt_root: Path, browser: str, jobs: int | None, sample_chunks: int
                                                            capture_output=True, text=True, cwd=REPO,
                                                            check=True).stdout.split())
     expectations = REPO / "wpt_runner" / "expectations"
-    layers = ["--expectations", str(expectations / "upstream-2025-03-31-cpu.json"),
-              "--expectations", str(expectations / f"upstream-2025-03-31-cpu-{browser}.json")]
+    layers = ["--expectations", str(expectations / "upstream-2025-03-31.json"),
+              "--expectations", str(expectations / f"upstream-2025-03-31-{browser}.json")]
     with tempfile.TemporaryDirectory(prefix="wpt-dir-") as folder:
         report = Path(folder) / "report.json"
         print(f"  {load()} before; {sample} of {len(listed)} URLs" + ("" if whole else f" (hash chunk 1 of {sample_chunks})"),
@@ -195,8 +195,7 @@ def directory(wpt_root: Path, browser: str, jobs: int | None, sample_chunks: int
     durations = sorted(r["duration"] / 1000 for r in results)
     print(f"  {len(results)} pages {statuses}, {passed} of {len(subtests)} subtests pass "
           f"({100 * passed / max(1, len(subtests)):.1f} %), exit status {run.returncode} "
-          f"({'all as expected' if run.returncode == 0 else 'unexpected results'}; the expectation files "
-          "list the ?cpu variants only)")
+          f"({'all as expected' if run.returncode == 0 else 'unexpected results'})")
     if durations:
         print(f"  page median {statistics.median(durations):.1f} s, 90th percentile "
               f"{durations[int(0.9 * (len(durations) - 1))]:.1f} s")
