@@ -213,3 +213,33 @@ def test_recurrent_activations_within_3_ulp_over_a_dense_sweep(c_kernels):
         ordered = [np.where(a.view(np.int32) < 0, -(a.view(np.int32) & 0x7FFFFFFF), a.view(np.int32)).astype(np.int64)
                    for a in (c.ravel(), want)]
         assert np.max(np.abs(ordered[0] - ordered[1])) <= 3, name
+
+
+def test_prepared_runners_reused_across_runs(c_kernels):
+    """lstm_runner / gru_runner as the compiler's specialisation keeps them (weights laid out
+    once, working memory made at the first run and reused): run after run with new inputs, with
+    and without initial states, both directions, a new batch size in between, and an earlier
+    run's outputs kept by the caller -- each run against torch, and no run changes what an
+    earlier one returned."""
+    hidden, inp, steps = 9, 5, 4
+    w, r = rand(2, 4 * hidden, inp, scale=0.5), rand(2, 4 * hidden, hidden, scale=0.5)
+    b, rb, p = rand(2, 4 * hidden), rand(2, 4 * hidden), rand(2, 3 * hidden)
+    attrs = {"steps": steps, "hidden_size": hidden, "direction": "both", "layout": "ifgo",
+             "return_sequence": True, "activations": ("sigmoid", "tanh", "tanh")}
+    run = recurrent.lstm_runner(w, r, b, rb, p, attrs)
+    gw, gr, gb = rand(2, 3 * hidden, inp, scale=0.5), rand(2, 3 * hidden, hidden, scale=0.5), rand(2, 3 * hidden)
+    gattrs = {"steps": steps, "hidden_size": hidden, "direction": "both", "layout": "zrn", "reset_after": False,
+              "return_sequence": True, "activations": ("sigmoid", "tanh")}
+    grun = recurrent.gru_runner(gw, gr, gb, None, gattrs)
+    kept = []
+    for batch, with_states in ((2, True), (2, False), (3, True), (2, True)):
+        x = rand(steps, batch, inp)
+        h0, c0 = (rand(2, batch, hidden), rand(2, batch, hidden)) if with_states else (None, None)
+        got, gru_got = run(x, h0, c0), grun(x, h0)
+        for g, e in zip(got + gru_got, torch_lstm(x, w, r, b, rb, p, h0, c0, attrs) + torch_gru(x, gw, gr, gb, None, h0, gattrs)):
+            np.testing.assert_allclose(g, e, rtol=2e-6 * steps, atol=1e-5 * steps)
+        kept.append(([a.copy() for a in got + gru_got], got + gru_got))
+    for copies, arrays in kept:
+        for copy, array in zip(copies, arrays):
+            np.testing.assert_array_equal(array, copy)
+    assert c_kernels == ["lstm_sequence", "lstm_sequence", "gru_sequence", "gru_sequence"] * 4

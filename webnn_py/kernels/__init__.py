@@ -277,28 +277,34 @@ class Kernels:
         return out
 
     def lstm_sequence(self, xw: np.ndarray, rt: np.ndarray, peephole, h: np.ndarray, c: np.ndarray,
-                      seq: np.ndarray | None, gate_offsets, reverse: bool, activations) -> None:
+                      seq: np.ndarray | None, gate_offsets, reverse: bool, activations,
+                      gates: np.ndarray | None = None) -> None:
         """§8.9.33 lstm's time steps for one direction (kernels.c lstm_sequence_f32): xw
         [steps, batch, 4H] the input parts (x Wᵀ + bias + recurrentBias), rt = Rᵀ [H, 4H], peephole
         [3H] or None, h and c [batch, H] updated in place, seq (or None) a [steps, batch, H] view
         whose rows are contiguous (e.g. sequence[:, d]); gate_offsets (i, o, f, g) in units of H;
-        activations: kernels.c codes (0 relu, 1 sigmoid, 2 tanh). All float32, C-contiguous."""
+        activations: kernels.c codes (0 relu, 1 sigmoid, 2 tanh); gates: the loop's working
+        memory (batch * 4H floats), made here if not given. All float32, C-contiguous."""
         steps, batch, width = xw.shape
         hidden = width // 4
-        gates = np.empty(batch * width, _F32)
+        if gates is None:
+            gates = np.empty(batch * width, _F32)
         stride = seq.strides[0] // 4 if seq is not None else 0
         self._lstm(steps, batch, hidden, self._ptr(xw), self._ptr(rt), self._ptr(peephole), self._ptr(h),
                    self._ptr(c), self._ptr(seq), stride, self._ptr(gates), *gate_offsets, int(reverse),
                    *activations)
 
     def gru_sequence(self, xw: np.ndarray, rt: np.ndarray, recurrent_bias, h: np.ndarray,
-                     seq: np.ndarray | None, gate_offsets, reverse: bool, reset_after: bool, activations) -> None:
+                     seq: np.ndarray | None, gate_offsets, reverse: bool, reset_after: bool, activations,
+                     gates: np.ndarray | None = None) -> None:
         """§8.9.25 gru's time steps for one direction (kernels.c gru_sequence_f32): xw
         [steps, batch, 3H] = x Wᵀ + bias, rt = Rᵀ [H, 3H], recurrent_bias [3H] or None, h
-        [batch, H] updated in place, seq as for lstm_sequence; gate_offsets (z, r, n)."""
+        [batch, H] updated in place, seq as for lstm_sequence; gate_offsets (z, r, n); gates:
+        the loop's working memory (batch * 3H + H floats), made here if not given."""
         steps, batch, width = xw.shape
         hidden = width // 3
-        gates = np.empty(batch * width + hidden, _F32)
+        if gates is None:
+            gates = np.empty(batch * width + hidden, _F32)
         stride = seq.strides[0] // 4 if seq is not None else 0
         self._gru(steps, batch, hidden, self._ptr(xw), self._ptr(rt), self._ptr(recurrent_bias), self._ptr(h),
                   self._ptr(seq), stride, self._ptr(gates), *gate_offsets, int(reverse), int(reset_after),

@@ -334,22 +334,46 @@ def _fast_kernels(dtype):
     return kernels.simd() if np.dtype(dtype) == np.float32 else None
 
 
-def _input_parts(fast, weight_t, packed, bias, x):
-    """x Wᵀ + bias for every time step and batch row at once: [steps, batch, gates * H]."""
-    steps, batch, _ = x.shape
-    a = np.ascontiguousarray(x, np.float32).reshape(steps * batch, -1)
-    return fast.gemm(a, weight_t, bias_n=bias, packed_b=packed).reshape(steps, batch, -1)
-
-
 def _c_weights(fast, weight, recurrent_weight):
     """Wᵀ (and its GEMM packing) and Rᵀ, contiguous float32: the C loop's layout."""
     weight_t = np.ascontiguousarray(weight.T, np.float32)
     return weight_t, fast.pack_b(weight_t), np.ascontiguousarray(recurrent_weight.T, np.float32)
 
 
-def _initial(state, d, batch, hidden):
-    return (np.zeros((batch, hidden), np.float32) if state is None
-            else np.array(state[d], np.float32, order="C", copy=True))
+class _Scratch:
+    """A runner's working memory, made at its first run and reused by every later one: the
+    input parts of all time steps (xw, [steps * batch, gates * H], also seen as [steps, batch,
+    gates * H]) and the C loop's gate buffer. A run never suspends (the C calls run to their
+    end), so one set serves every run of its plan step; a new input shape makes a new set."""
+
+    __slots__ = ("shape", "xw", "xw_steps", "gates")
+
+    def __init__(self):
+        self.shape = None
+
+    def get(self, steps: int, batch: int, width: int, gates_size: int) -> "_Scratch":
+        if self.shape != (steps, batch):
+            self.xw = np.empty((steps * batch, width), np.float32)
+            self.xw_steps = self.xw.reshape(steps, batch, width)
+            self.gates = np.empty(gates_size, np.float32)
+            self.shape = (steps, batch)
+        return self
+
+
+def _input_parts(fast, weight_t, packed, bias, x, out):
+    """x Wᵀ + bias for every time step and batch row at once, into `out` [steps * batch, gates * H]."""
+    a = np.ascontiguousarray(x, np.float32)
+    fast.gemm(a.reshape(a.shape[0] * a.shape[1], -1), weight_t, bias_n=bias, packed_b=packed, out=out)
+
+
+def _set_initial(state_out, state, d):
+    """One direction's state before the first step, in place: initialHiddenState[d] (or
+    initialCellState[d]), zeros without one. The C loop then updates it in place, so the
+    final state is left where the operator's output wants it."""
+    if state is None:
+        state_out.fill(0)
+    else:
+        state_out[...] = state[d]
 
 
 def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attributes):
@@ -371,21 +395,23 @@ def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attrib
         peep = None if peephole is None else np.ascontiguousarray(peephole[d], np.float32)
         directions.append((weight_t, packed, rt, combined, peep))
     backward_all = attributes["direction"] == "backward"
+    return_sequence = attributes["return_sequence"]
+    scratch = _Scratch()
 
     def run(x, initial_hidden, initial_cell):
         steps, batch = x.shape[0], x.shape[1]
+        work = scratch.get(steps, batch, 4 * hidden, batch * 4 * hidden)
         sequence = np.empty((steps, len(directions), batch, hidden), np.float32)
         final_h = np.empty((len(directions), batch, hidden), np.float32)
         final_c = np.empty_like(final_h)
         for d, (weight_t, packed, rt, combined, peep) in enumerate(directions):
-            xw = _input_parts(fast, weight_t, packed, combined, x)
-            h, c = _initial(initial_hidden, d, batch, hidden), _initial(initial_cell, d, batch, hidden)
-            fast.lstm_sequence(xw, rt, peep, h, c, sequence[:, d], offsets, d == 1 or backward_all, codes)
-            final_h[d], final_c[d] = h, c
-        results = [final_h, final_c]
-        if attributes["return_sequence"]:
-            results.append(sequence)
-        return results
+            _input_parts(fast, weight_t, packed, combined, x, work.xw)
+            h, c = final_h[d], final_c[d]
+            _set_initial(h, initial_hidden, d)
+            _set_initial(c, initial_cell, d)
+            fast.lstm_sequence(work.xw_steps, rt, peep, h, c, sequence[:, d], offsets, d == 1 or backward_all,
+                               codes, gates=work.gates)
+        return [final_h, final_c, sequence] if return_sequence else [final_h, final_c]
     return run
 
 
@@ -405,21 +431,21 @@ def gru_runner(weight, recurrent_weight, bias, recurrent_bias, attributes):
         rb = None if recurrent_bias is None else np.ascontiguousarray(recurrent_bias[d], np.float32)
         directions.append((weight_t, packed, rt, b, rb))
     backward_all = attributes["direction"] == "backward"
+    return_sequence, reset_after = attributes["return_sequence"], attributes["reset_after"]
+    scratch = _Scratch()
 
     def run(x, initial_hidden):
         steps, batch = x.shape[0], x.shape[1]
+        work = scratch.get(steps, batch, 3 * hidden, batch * 3 * hidden + hidden)
         sequence = np.empty((steps, len(directions), batch, hidden), np.float32)
         final = np.empty((len(directions), batch, hidden), np.float32)
         for d, (weight_t, packed, rt, b, rb) in enumerate(directions):
-            xw = _input_parts(fast, weight_t, packed, b, x)
-            h = _initial(initial_hidden, d, batch, hidden)
-            fast.gru_sequence(xw, rt, rb, h, sequence[:, d], offsets, d == 1 or backward_all,
-                              attributes["reset_after"], codes)
-            final[d] = h
-        results = [final]
-        if attributes["return_sequence"]:
-            results.append(sequence)
-        return results
+            _input_parts(fast, weight_t, packed, b, x, work.xw)
+            h = final[d]
+            _set_initial(h, initial_hidden, d)
+            fast.gru_sequence(work.xw_steps, rt, rb, h, sequence[:, d], offsets, d == 1 or backward_all,
+                              reset_after, codes, gates=work.gates)
+        return [final, sequence] if return_sequence else [final]
     return run
 
 
