@@ -74,7 +74,11 @@
   const typedArrayBuffer = getter(getPrototypeOf(Uint8Array.prototype), "buffer");
   const typedArrayByteOffset = getter(getPrototypeOf(Uint8Array.prototype), "byteOffset");
   const typedArrayLength = getter(getPrototypeOf(Uint8Array.prototype), "length");
-  const Uint16ArrayCtor = Uint16Array;
+  const typedArrayName = getter(getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag);
+  const typedArrayByteLength = getter(getPrototypeOf(Uint8Array.prototype), "byteLength");
+  const arrayBufferResizable = getter(ArrayBuffer.prototype, "resizable");
+  const arrayBufferDetached = getter(ArrayBuffer.prototype, "detached");
+  const Uint8ArrayCtor = Uint8Array, Uint16ArrayCtor = Uint16Array;
   const schedulerObject = typeof scheduler === "object" && scheduler ? scheduler : null;   // eslint-disable-line no-undef
   const schedulerPostTask = schedulerObject && typeof schedulerObject.postTask === "function" ? schedulerObject.postTask : null;
 
@@ -249,7 +253,8 @@
     // into Python (and a new proxy) on every use.
     bridge = { __proto__: null, ml: loaded.ml, construct: loaded.construct, invoke: loaded.invoke,
                invokePromise: loaded.invoke_promise, get: loaded.get, settle: loaded.settle,
-               dispatch: loaded.dispatch, writeTensor: loaded.write_tensor, readTensor: loaded.read_tensor };
+               dispatch: loaded.dispatch, writeTensor: loaded.write_tensor,
+               writeTensorBytes: loaded.write_tensor_bytes, readTensor: loaded.read_tensor };
     for (let i = 0; i < pendingML.length; i++) pendingML[i].proxy = bridge.ml;
     pendingML.length = 0;
     mark("ready");
@@ -968,6 +973,7 @@
       return null;   // no shared memory at all
     }
   }
+  const SharedArrayBufferGrowable = SharedArrayBufferPrototype && getter(SharedArrayBufferPrototype, "growable");
   const BUFFER_SIZE = [getter(ArrayBuffer.prototype, "byteLength")];
   if (SharedArrayBufferPrototype) arrayPush(BUFFER_SIZE, getter(SharedArrayBufferPrototype, "byteLength"));
   function isBuffer(value) {   // the getters' brand checks read internal slots only
@@ -1191,12 +1197,40 @@
     return proxy === undefined || proxy._is_destroyed === true;
   }
 
+  // writeTensor()'s inputData when the bindings' conversion (AllowSharedBufferSource:
+  // webidl.convert_buffer) takes it as it is: a typed array on a fixed-length buffer that is
+  // not detached. Read with the getters captured at load (nothing page script can change or
+  // observe), it goes to bridge.write_tensor_bytes as the Uint8Array over exactly its bytes
+  // that the conversion would make, its type's name and whether its buffer is shared: that
+  // saves the conversion's call back into JavaScript (~10 us in Pyodide, issue 17). Anything
+  // else (a DataView, a buffer, a resizable, growable or detached one, an engine without these
+  // getters) gives undefined and is converted by the bindings.
+  function fixedTypedArray(value) {
+    if (!arrayBufferResizable || !arrayBufferDetached || !isView(value)) return undefined;
+    const name = typedArrayName(value);
+    if (name === undefined) return undefined;           // a DataView
+    const buffer = typedArrayBuffer(value);
+    let shared = false;
+    try {
+      if (arrayBufferResizable(buffer) || arrayBufferDetached(buffer)) return undefined;
+    } catch (e) {                                        // not an ArrayBuffer: a SharedArrayBuffer
+      if (!SharedArrayBufferGrowable || SharedArrayBufferGrowable(buffer)) return undefined;
+      shared = true;
+    }
+    const byteLength = typedArrayByteLength(value);
+    return { __proto__: null, bytes: new Uint8ArrayCtor(buffer, typedArrayByteOffset(value), byteLength),
+             byteLength, name, shared };
+  }
+
   const TENSOR_LANES = {
     __proto__: null,
     writeTensor(impl, kind, realm, args) {
       const tensor = args.length >= 2 ? wrapperProxyOf(args[0], "MLTensor") : undefined;
       if (tensor === undefined) return GENERAL;
-      return bridge.writeTensor(impl, tensor, argumentForPython(args[1], kind.nested[1]));
+      const data = argumentForPython(args[1], kind.nested[1]);
+      const view = fixedTypedArray(data);
+      return view === undefined ? bridge.writeTensor(impl, tensor, data)
+        : bridge.writeTensorBytes(impl, tensor, view.bytes, view.byteLength, view.name, view.shared);
     },
     readTensor(impl, kind, realm, args) {
       // readTensor(tensor) for one argument; with two or more, the overload that takes

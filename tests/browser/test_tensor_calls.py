@@ -184,3 +184,72 @@ def test_tensor_calls_keep_every_spec_step(page):
     assert f["dispatchAfterLoss"][0] == "InvalidStateError"
     assert f["writeAfterLoss"][0] == "TypeError" and f["readAfterLoss"][0] == "TypeError"
     assert not console_errors(page, before)
+
+
+WRITES = """async () => {
+  const context = await navigator.ml.createContext();
+  const desc = {dataType: "float32", shape: [2], writable: true, readable: true};
+  const tensor = await context.createTensor(desc);
+  const written = async (data) => {
+    try {
+      context.writeTensor(tensor, data);
+    } catch (e) {
+      return [e.name, e.message];
+    }
+    return Array.from(new Float32Array(await context.readTensor(tensor)));
+  };
+  const facts = {};
+  // Typed arrays of every kind of buffer: the bytes at the view's own offset.
+  const big = new Float32Array([9, 1.5, -2, 9]);
+  facts.atAnOffset = await written(new Float32Array(big.buffer, 4, 2));
+  facts.bytes = await written(new Uint8Array(new Float32Array([6, 7]).buffer));
+  const memory = new WebAssembly.Memory({initial: 1, maximum: 1, shared: true});
+  const sharedView = new Float32Array(memory.buffer, 8, 2);
+  sharedView.set([0.25, 3]);
+  facts.shared = await written(sharedView);
+  facts.dataView = await written(new DataView(new Float32Array([5, 6]).buffer));
+  facts.arrayBuffer = await written(new Float32Array([-5, 4]).buffer);
+  // Views the conversion rejects, with the general path's messages.
+  const detached = new ArrayBuffer(8);
+  const detachedView = new Float32Array(detached);
+  structuredClone(detached, {transfer: [detached]});
+  facts.detached = await written(detachedView);
+  facts.resizable = typeof ArrayBuffer.prototype.resize === "function"
+    ? await written(new Float32Array(new ArrayBuffer(8, {maxByteLength: 16}))) : "unsupported";
+  facts.growable = typeof SharedArrayBuffer === "function" && typeof SharedArrayBuffer.prototype.grow === "function"
+    ? await written(new Float32Array(new SharedArrayBuffer(8, {maxByteLength: 16}))) : "unsupported";
+  facts.wrongLength = await written(new Float32Array(3));
+  facts.afterFailures = Array.from(new Float32Array(await context.readTensor(tensor)));
+  // A page that replaces the getters the shim reads changes nothing.
+  const TA = Object.getPrototypeOf(Uint8Array.prototype);
+  const saved = Object.getOwnPropertyDescriptor(TA, "byteLength");
+  Object.defineProperty(TA, "byteLength", {get() { return 8; }, configurable: true});
+  try {
+    facts.patchedGetter = await written(new Float32Array(big.buffer, 8, 2));
+    facts.patchedGetterTooShort = await written(new Float32Array(1));
+  } finally {
+    Object.defineProperty(TA, "byteLength", saved);
+  }
+  context.destroy();
+  return facts;
+}"""
+
+
+def test_write_tensor_of_every_buffer_kind(page):
+    """writeTensor(tensor, inputData) with the typed arrays the shim hands over as their bytes
+    (js_shim fixedTypedArray: fixed-length buffers, shared or not) and every other buffer
+    source, which the bindings convert: the same bytes or the same TypeErrors either way."""
+    before = mark(page)
+    f = call(page, WRITES)
+    assert f["atAnOffset"] == [1.5, -2]
+    assert f["bytes"] == [6, 7]
+    assert f["shared"] == [0.25, 3]
+    assert f["dataView"] == [5, 6] and f["arrayBuffer"] == [-5, 4]
+    assert f["detached"][0] == "TypeError" and "0 bytes" in f["detached"][1], f["detached"]
+    for kind in ("resizable", "growable"):
+        assert f[kind] == "unsupported" or (f[kind][0] == "TypeError" and "resizable" in f[kind][1]), f[kind]
+    assert f["wrongLength"][0] == "TypeError" and "12 bytes" in f["wrongLength"][1]
+    assert f["afterFailures"] == [-5, 4]
+    assert f["patchedGetter"] == [-2, 9]
+    assert f["patchedGetterTooShort"][0] == "TypeError" and "4 bytes" in f["patchedGetterTooShort"][1]
+    assert not console_errors(page, before)

@@ -27,7 +27,7 @@ from pyodide.ffi import JsException, JsProxy, create_once_callable, to_js
 from .. import api
 from ..api import buffers
 from ..base.errors import DOMException, NotSupportedError, UnknownError, describe, error_name, out_of_memory
-from ..bindings import (ScriptException, convert, convert_arguments, parse_type, script_arguments,
+from ..bindings import (BufferSource, ScriptException, convert, convert_arguments, parse_type, script_arguments,
                         set_platform_object_unwrapper)
 from ..runtime.timeline import PromiseFuture, Timeline, set_post_task
 
@@ -189,6 +189,16 @@ def dispatch(context, graph, input_count: int, *names_and_tensors):
 def write_tensor(context, tensor, input_data):
     """context.writeTensor(tensor, inputData), `tensor` an MLTensor."""
     return _outcome(lambda: context._write_tensor(tensor, convert(input_data, _BUFFER_SOURCE, _WRITE_DATA)))
+
+
+def write_tensor_bytes(context, tensor, data, byte_length: int, view_type: str, shared: bool):
+    """context.writeTensor(tensor, inputData) for an inputData the shim found to be a typed array
+    on a fixed-length buffer that is not detached (js_shim, fixedTypedArray): `data` a Uint8Array
+    over exactly its `byte_length` bytes, `view_type` its type's name, `shared` whether its
+    buffer is a SharedArrayBuffer. The BufferSource is the one the bindings' conversion makes of
+    such a view (webidl.convert_buffer), without classifying it again."""
+    return _outcome(lambda: context._write_tensor(
+        tensor, BufferSource(data, byte_length, True, view_type, shared, u8=data)))
 
 
 def read_tensor(context, tensor, *output_data):
