@@ -129,7 +129,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
+    from browsers.chromium import launch_chromium
 
     build_runtime(REPO)
     trees = [("this", REPO)]

@@ -55,7 +55,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import HEADLESS_FLAGS, chromium_path
+    from browsers.chromium import HEADLESS_FLAGS, chromium_path
 
     load_before = os.getloadavg()[0]
     runs: list[dict] = []

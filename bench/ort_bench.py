@@ -29,7 +29,7 @@ if str(REPO) not in sys.path:
 
 from tests.ort.models import MODELS, export  # noqa: E402
 from webnn_py.serve import PolyfillServer  # noqa: E402
-from wpt_runner.chromium import launch_chromium  # noqa: E402
+from browsers.chromium import launch_chromium  # noqa: E402
 
 ORT_DIST = REPO / "node_modules" / "onnxruntime-web" / "dist"
 

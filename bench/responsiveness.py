@@ -30,7 +30,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
+    from browsers.chromium import launch_chromium
 
     results: dict[tuple[str, str], list[dict]] = {}
     with PolyfillServer(root=REPO / "tests" / "browser" / "pages") as server, launch_chromium() as browser:

@@ -225,7 +225,7 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warmup: float,
                   min_runs: int, profile: str | None, profile_runs: int, quick: bool = False,
                   time_slice: float | None = None, post_task: str | None = None) -> dict:
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
+    from browsers.chromium import launch_chromium
 
     keys = list(prepared)
     out: dict = {"models": {}}

@@ -72,7 +72,7 @@ def builder_calls(samples: int, repeat: int, max_warmup: float) -> float:
     """Median ms per call of call_cost.py's mix, in one Chromium page."""
     from bench.call_cost import Side
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
+    from browsers.chromium import launch_chromium
 
     with launch_chromium() as browser, PolyfillServer(root=REPO / "bench") as server:
         side = Side(browser, server.url, repeat)

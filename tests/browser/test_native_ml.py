@@ -18,7 +18,7 @@ CREATE = """async () => {
 @pytest.fixture(scope="module")
 def pages(pyodide_runtime):
     from webnn_py.serve import PolyfillServer
-    from wpt_runner.chromium import launch_chromium
+    from browsers.chromium import launch_chromium
 
     with PolyfillServer(root=Path(__file__).parent / "pages") as server, launch_chromium([FLAG]) as browser:
         native, polyfilled = browser.new_page(), browser.new_page()

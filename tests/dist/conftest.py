@@ -24,7 +24,7 @@ def manifest(dist) -> dict:
 
 @pytest.fixture(scope="module")
 def browser():
-    from wpt_runner.chromium import launch_chromium
+    from browsers.chromium import launch_chromium
 
     with launch_chromium() as context:
         yield context

@@ -87,7 +87,7 @@ def site(dist, tmp_path) -> Path:
 @pytest.fixture
 def chromium():
     """A fresh profile per test: its own HTTP cache and Cache Storage."""
-    from wpt_runner.chromium import launch_chromium
+    from browsers.chromium import launch_chromium
 
     with launch_chromium() as context:
         yield context
