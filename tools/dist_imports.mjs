@@ -11,7 +11,8 @@
 // (found by reading their syntax trees, so imports done lazily on first use count
 // too; the sources read are the repository's webnn_py/, so the same check runs against
 // dist/'s runtime, whose wheel holds bytecode only: tests/dist/test_trimmed_runtime.py),
-// and numpy's lazily imported submodules they reach as `np.<name>`. Prints
+// and numpy's lazily imported submodules they reach as `np.<name>`, and runs the standard
+// library modules the boot defers (webnn_py/boot.py), so what they import ships. Prints
 // {"modules": {name: file}} (every module then in sys.modules that came from a file)
 // and {"failed": [...]} (imports that raised: a test asserts it is empty).
 import path from "node:path";
@@ -121,6 +122,13 @@ for name, is_package in sources:
     for attribute in set(re.findall(r"\\bnp\\.([a-z_]+)\\b", text)):
         if importlib.util.find_spec(f"numpy.{attribute}") is not None:
             load(f"numpy.{attribute}")
+
+# Standard-library modules the boot defers (webnn_py/boot.py) run at their first use: what
+# they import then ships too.
+import webnn_py.boot
+for name in webnn_py.boot.deferred_modules():
+    load(name)
+    webnn_py.boot.load(sys.modules[name])
 
 modules = {name: module.__file__ for name, module in sorted(sys.modules.items())
            if isinstance(getattr(module, "__file__", None), str)}

@@ -12,6 +12,12 @@ On the host, `webnn_py.ml` is `navigator.ml`:
 In the browser the same objects sit behind the JS shim (js_shim/), which
 exposes them as navigator.ml.
 """
+import sys as _sys
+
+if _sys.platform == "emscripten":   # Pyodide: before numpy is imported (boot.py)
+    from .boot import install as _defer_unused_stdlib
+    _defer_unused_stdlib()
+
 from .base.errors import (  # noqa: F401
     DataError, DOMException, InvalidStateError, NotSupportedError,
     OperationError, SecurityError, UnknownError,

@@ -8,7 +8,6 @@ from ..base.errors import InvalidStateError, describe
 from ..bindings import INTERFACES
 from ..ops import OPERATORS, BuildContext, operator_kind
 from ..runtime.ir import Node, Value
-from ..runtime.plan import ExecutionPlan
 from ..runtime.timeline import new_future
 from .buffers import copy_of_bytes, validate_buffer_with_descriptor
 from ..base.casting import cast_number
@@ -131,8 +130,15 @@ class MLGraphBuilder:
                         {name: v.descriptor for name, v in output_values.items()})
         self._has_built = True
         promise = new_future()
-        self._context._compile(graph, lambda: ExecutionPlan(output_values), promise)
+        self._context._compile(graph, lambda: _execution_plan(output_values), promise)
         return promise
+
+
+def _execution_plan(output_values: dict):
+    """The compiled graph. runtime.plan (and the compiler it runs) is imported at the first
+    build(), not at the page's boot: a page pays for it only when it builds."""
+    from ..runtime.plan import ExecutionPlan
+    return ExecutionPlan(output_values)
 
 
 def _walk(outputs):

@@ -5,16 +5,18 @@ here, so buffer validation and the JS shim read the same facts.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from .values import FrozenValue
 
-@dataclass(frozen=True)
-class DataType:
-    name: str          # the MLOperandDataType enum value
-    numpy: np.dtype    # storage type of tensors of this type
-    view_type: str     # the ArrayBufferView type of §12.1
+
+class DataType(FrozenValue):
+    __slots__ = ("name", "numpy", "view_type")
+
+    def __init__(self, name: str, numpy: np.dtype, view_type: str):
+        object.__setattr__(self, "name", name)            # the MLOperandDataType enum value
+        object.__setattr__(self, "numpy", numpy)          # storage type of tensors of this type
+        object.__setattr__(self, "view_type", view_type)  # the ArrayBufferView type of §12.1
 
     @property
     def byte_size(self) -> int:

@@ -1,15 +1,15 @@
 """MLOperandDescriptor as an immutable value (§8.5).
 
 Converted IDL dictionaries are plain dicts; inside the implementation a
-descriptor is this frozen dataclass so it can be compared ("equal" in §8.5),
+descriptor is this frozen value so it can be compared ("equal" in §8.5),
 hashed and shared between operands without defensive copies.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import prod
 
 from .datatypes import DataType, data_type
+from .values import FrozenValue
 
 # §8.5: "a valid dimension is an integer greater than zero and in the range of long".
 MAX_DIMENSION = 2**31 - 1
@@ -19,10 +19,22 @@ MAX_RANK = 8
 MAX_TENSOR_BYTE_LENGTH = 2**31 - 1
 
 
-@dataclass(frozen=True)
-class OperandDescriptor:
-    data_type: str
-    shape: tuple[int, ...]
+class OperandDescriptor(FrozenValue):
+    __slots__ = ("data_type", "shape")
+
+    def __init__(self, data_type: str, shape: tuple[int, ...]):
+        object.__setattr__(self, "data_type", data_type)
+        object.__setattr__(self, "shape", shape)
+
+    # Spelled out (not FrozenValue's loop over the fields): descriptors are compared and
+    # hashed on every builder call and compiler pass.
+    def __eq__(self, other):
+        if other.__class__ is OperandDescriptor:
+            return self.data_type == other.data_type and self.shape == other.shape
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.data_type, self.shape))
 
     @classmethod
     def from_dict(cls, d: dict) -> "OperandDescriptor":

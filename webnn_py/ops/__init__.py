@@ -2,17 +2,19 @@
 type inference, pure and shared by the builder and the model loaders) beside
 its numpy kernel, registered in one table (registry.py).
 
-Every module of this package other than the infrastructure below is an
-operator family; importing the package imports them all, which registers
-their operators.
+Every module of this package other than the infrastructure (registry, broadcast)
+is an operator family, named in FAMILIES; importing the package imports them all,
+in this order, which registers their operators (and orders opSupportLimits()).
+Named rather than listed from the folder with pkgutil, whose import every page's
+boot paid (tests/ops/test_registry.py checks the list against the folder).
 """
 import importlib
-import pkgutil
 
 from .registry import OPERATORS, BuildContext, OperatorKind, TensorLimits, operator_kind  # noqa: F401
 
-_INFRASTRUCTURE = {"registry", "broadcast"}
+FAMILIES = ("activations", "cast", "convolution", "elementwise_binary", "elementwise_unary", "gather_scatter",
+            "logical", "loop", "matmul", "normalization", "pad", "pooling", "quantization", "recurrent",
+            "reduction", "resample", "reshaping")
 
-for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    if _module not in _INFRASTRUCTURE and not _module.startswith("_"):
-        importlib.import_module(f"{__name__}.{_module}")
+for _module in FAMILIES:
+    importlib.import_module(f"{__name__}.{_module}")

@@ -2,6 +2,7 @@
 identity, log, neg, reciprocal, roundEven, sin, sign, sqrt, tan."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -85,18 +86,17 @@ def _interpolants(values: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return basis @ chebyshev.T
 
 
+@functools.cache
 def _erfc_interpolants() -> np.ndarray:
     """[degree + 1, intervals]: power-basis coefficients in s in [0, 1) of each interval's
-    interpolant of R. (Import-time cost: ~1 ms, mostly the math.erfc calls; it runs in
-    Pyodide at every page load.)"""
+    interpolant of R. Computed at the first use (mostly the math.erfc calls; at import it
+    ran at every page's boot) and kept."""
     count = int(_ERFC_END / _ERFC_WIDTH)
     nodes, theta = _chebyshev_nodes(_ERFC_DEGREE)
     z = (np.arange(count)[:, None] + nodes[None, :]) * _ERFC_WIDTH
     values = np.array([math.exp(v * v) * math.erfc(v) for v in z.ravel().tolist()]).reshape(count, -1)
     return _interpolants(values, theta)
 
-
-_ERFC_COEFFICIENTS = _erfc_interpolants()
 
 # The gelu kernel's short path (kernels.c): for |z| <= ERF_NEAR, erf(z) = z P(z^2 / ERF_NEAR^2),
 # P the degree-12 interpolant of erf(z) / z in s = z^2 / ERF_NEAR^2 at Chebyshev nodes (erf(z) / z
@@ -107,6 +107,7 @@ ERF_NEAR = 2.0
 _ERF_NEAR_DEGREE = 12
 
 
+@functools.cache
 def _erf_near_interpolant() -> np.ndarray:
     """[degree + 1]: power-basis coefficients in s = z^2 / ERF_NEAR^2 of P (see above)."""
     nodes, theta = _chebyshev_nodes(_ERF_NEAR_DEGREE)
@@ -115,7 +116,17 @@ def _erf_near_interpolant() -> np.ndarray:
     return _interpolants(values[None, :], theta)[:, 0]
 
 
-ERF_NEAR_COEFFICIENTS = _erf_near_interpolant()
+# The two tables by name (the wasm gelu kernel's table is made of them), computed at the
+# first read (PEP 562).
+_TABLES = {"_ERFC_COEFFICIENTS": _erfc_interpolants, "ERF_NEAR_COEFFICIENTS": _erf_near_interpolant}
+
+
+def __getattr__(name: str):
+    if name in _TABLES:
+        return _TABLES[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _TAYLOR = np.array([(-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(11)]) * (2 / math.sqrt(math.pi))
 # The largest float64 below _ERFC_END: arguments are clipped to it, so that every
 # lookup index is in range.
@@ -134,8 +145,9 @@ def erfc_nonnegative(z: np.ndarray) -> np.ndarray:
     whole = np.floor(u)
     index = whole.astype(np.intp)
     u -= whole                                  # s in [0, 1)
-    acc = np.take(_ERFC_COEFFICIENTS[_ERFC_DEGREE], index)
-    for row in _ERFC_COEFFICIENTS[_ERFC_DEGREE - 1::-1]:
+    coefficients = _erfc_interpolants()
+    acc = np.take(coefficients[_ERFC_DEGREE], index)
+    for row in coefficients[_ERFC_DEGREE - 1::-1]:
         acc *= u
         acc += np.take(row, index)
     # exp(-z^2) of the unclipped z: 0 for huge and infinite z, NaN for NaN.

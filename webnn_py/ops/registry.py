@@ -12,7 +12,6 @@ ask the context for descriptors, so the model loaders reuse the same checks.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
@@ -20,15 +19,18 @@ import numpy as np
 from ..base.datatypes import DATA_TYPES
 from ..base.descriptor import MAX_RANK, MAX_TENSOR_BYTE_LENGTH, OperandDescriptor
 from ..base.errors import describe
+from ..base.values import FrozenValue
 
 
-@dataclass(frozen=True)
-class TensorLimits:
+class TensorLimits(FrozenValue):
     """Allowed data types and ranks of one operand (an MLTensorLimits entry)."""
 
-    data_types: tuple[str, ...]
-    min_rank: int = 0
-    max_rank: int = MAX_RANK
+    __slots__ = ("data_types", "min_rank", "max_rank")
+
+    def __init__(self, data_types: tuple[str, ...], min_rank: int = 0, max_rank: int = MAX_RANK):
+        object.__setattr__(self, "data_types", data_types)
+        object.__setattr__(self, "min_rank", min_rank)
+        object.__setattr__(self, "max_rank", max_rank)
 
     def ranks(self, min_rank: int | None = None, max_rank: int | None = None) -> "TensorLimits":
         return TensorLimits(self.data_types,
@@ -60,12 +62,14 @@ def compute_type(dtype: np.dtype) -> np.dtype:
 Kernel = Callable[[Sequence[np.ndarray | None], dict, Sequence[OperandDescriptor]], list[np.ndarray]]
 
 
-@dataclass(frozen=True)
-class OperatorKind:
-    name: str
-    build: Callable[..., Any]         # (ctx, *converted IDL arguments) -> MLOperand or list of them
-    kernel: Kernel                    # (input arrays, attributes, output descriptors) -> output arrays
-    limits: dict[str, TensorLimits]   # the operator's MLOpSupportLimits member, by operand name
+class OperatorKind(FrozenValue):
+    __slots__ = ("name", "build", "kernel", "limits")
+
+    def __init__(self, name: str, build: Callable[..., Any], kernel: Kernel, limits: dict[str, TensorLimits]):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "build", build)    # (ctx, *converted IDL arguments) -> MLOperand or list of them
+        object.__setattr__(self, "kernel", kernel)  # (input arrays, attributes, output descriptors) -> output arrays
+        object.__setattr__(self, "limits", limits)  # the operator's MLOpSupportLimits member, by operand name
 
 
 OPERATORS: dict[str, OperatorKind] = {}
