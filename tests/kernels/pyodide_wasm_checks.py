@@ -55,6 +55,25 @@ def test_wasm_attention_pieces_exact_on_integers():
     assert (wide[:, 0] == 7).all() and (wide[:, 2] == 7).all()
 
 
+def test_wasm_gemm_batch_every_head_in_one_call_exact_on_integers():
+    """sgemm_batch: q kᵀ with kᵀ a transposed view of every head (laid out in C), the
+    scale in the epilogue, and p v written into the [tokens, heads, d] layout (rows
+    heads * d apart), on small integers: exact, nothing else written."""
+    k = _wasm()
+    heads, s, d = 3, 19, 8
+    qkv = RNG.integers(-8, 9, (s, 3, heads, d)).astype(np.float32)
+    q, keys, v = (qkv[:, i].transpose(1, 0, 2) for i in range(3))
+    scores = np.full((heads, s, s), np.nan, np.float32)
+    k.gemm_batch(q, keys.transpose(0, 2, 1), scores, clamp=kernels.scale(0.25))
+    exact = np.einsum("hsd,htd->hst", q.astype(np.int64), keys.astype(np.int64))
+    np.testing.assert_array_equal(scores, exact * 0.25)
+    p = RNG.integers(-4, 5, (heads, s, s)).astype(np.float32)
+    context = np.full((s + 1, heads, d), 7.0, np.float32)
+    k.gemm_batch(p, v, context[:s].transpose(1, 0, 2))
+    np.testing.assert_array_equal(context[:s], np.einsum("hst,htd->shd", p.astype(np.int64), v.astype(np.int64)))
+    assert (context[s] == 7).all()
+
+
 def test_wasm_depthwise_matches_float64():
     k = _wasm()
     x = RNG.standard_normal((1, 9, 10, 20)).astype(np.float32)

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 import torch
 
+import webnn_py.kernels as kernels_module
+
 RNG = np.random.default_rng(20261122)
 
 
@@ -379,3 +381,53 @@ def test_gemm_refuses_a_residual_laid_out_otherwise_than_its_strided_out(native)
     wide = np.zeros((4, 16), np.float32)
     with pytest.raises(ValueError):
         native.gemm(a, b, out=wide[:, 8:], residual=np.zeros((4, 8), np.float32))
+
+
+def _attention_operands(rng, batch, heads, s, d):
+    """Attention's operands as ORT's graphs hand them over: q and v as head-strided views
+    of one [batch, s, heads * d] buffer ([batch, heads, s, d]), kᵀ as a transposed view
+    ([batch, heads, d, s], columns not contiguous), p the softmax [batch, heads, s, s]."""
+    qkv = rng.standard_normal((batch, s, 3, heads, d)).astype(np.float32)
+    q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+    p = rng.standard_normal((batch, heads, s, s)).astype(np.float32)
+    return q, k.transpose(0, 1, 3, 2), v, p
+
+
+@pytest.mark.parametrize("batch, heads, s, d", [(1, 3, 17, 8), (2, 2, 9, 12), (1, 4, 33, 16), (1, 1, 5, 3)])
+def test_gemm_batch_attention_products_against_float64(gemm_kernels, batch, heads, s, d):
+    """q kᵀ (kᵀ a transposed view, the scale in the epilogue) and p v written into the
+    [batch, s, heads, d] layout (rows heads * d apart): every head in one call, each against
+    float64 numpy; on the C path bit for bit what gemm gives one matrix at a time."""
+    rng = np.random.default_rng(batch * 100 + heads * 10 + s)
+    q, kt, v, p = _attention_operands(rng, batch, heads, s, d)
+    scores = np.full((batch, heads, s, s), np.nan, np.float32)
+    gemm_kernels.gemm_batch(q, kt, scores, clamp=kernels_module.scale(np.float32(0.125)))
+    context = np.full((batch, s, heads, d), 7.0, np.float32)
+    gemm_kernels.gemm_batch(p, v, context.transpose(0, 2, 1, 3))
+    for bi, h in itertools.product(range(batch), range(heads)):
+        q64, kt64 = q[bi, h].astype(np.float64), kt[bi, h].astype(np.float64)
+        assert_close(scores[bi, h], q[bi, h], kt[bi, h], (q64 @ kt64) * 0.125)
+        assert_close(context[bi, :, h], p[bi, h], v[bi, h], p[bi, h].astype(np.float64) @ v[bi, h].astype(np.float64))
+        if type(gemm_kernels) is kernels_module.Kernels:         # the C sgemm (not BLAS)
+            one = gemm_kernels.gemm(q[bi, h], np.ascontiguousarray(kt[bi, h]),
+                                    clamp=kernels_module.scale(np.float32(0.125)))
+            np.testing.assert_array_equal(scores[bi, h], one)
+            np.testing.assert_array_equal(context[bi, :, h], gemm_kernels.gemm(p[bi, h], v[bi, h]))
+
+
+def test_gemm_batch_broadcasts_an_operand_and_writes_only_its_output(gemm_kernels):
+    """A matrix broadcast over the batch (stride 0) is read for every matrix; a batch of
+    three 2-D outputs inside a guarded buffer: nothing around them is written."""
+    rng = np.random.default_rng(7)
+    a = np.broadcast_to(rng.standard_normal((6, 5)).astype(np.float32), (3, 6, 5))
+    b = rng.standard_normal((3, 5, 10)).astype(np.float32)
+    guard = np.full(3 * 6 * 10 + 16, 7.0, np.float32)
+    out = guard[8:8 + 180].reshape(3, 6, 10)
+    gemm_kernels.gemm_batch(a, b, out)
+    assert (guard[:8] == 7).all() and (guard[-8:] == 7).all()
+    for i in range(3):
+        assert_close(out[i], a[i], b[i], reference_gemm(a[i], b[i]))
+    # A 2-D product (no batch at all) and an empty batch.
+    assert_close(gemm_kernels.gemm_batch(a[0], b[0], np.empty((6, 10), np.float32)), a[0], b[0],
+                 reference_gemm(a[0], b[0]))
+    gemm_kernels.gemm_batch(a[:0], b[:0], np.empty((0, 6, 10), np.float32))

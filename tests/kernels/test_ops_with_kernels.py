@@ -15,7 +15,7 @@ F = torch.nn.functional
 RNG = np.random.default_rng(99)
 
 
-COUNTED = {"gemm": "gemm", "depthwise_nhwc": "depthwise", "clamp": "clamp", "im2col_nhwc": "im2col",
+COUNTED = {"gemm": "gemm", "gemm_batch": "gemm", "depthwise_nhwc": "depthwise", "clamp": "clamp", "im2col_nhwc": "im2col",
            "softmax_rows": "softmax", "gelu": "gelu", "layernorm_rows": "layernorm"}
 
 

@@ -67,12 +67,19 @@ def _activation_args(clamp) -> tuple[int, float, float]:
     return 1, float(lo), float(hi)
 
 
+def _element_strides(x: np.ndarray) -> bool:
+    """Whether every stride of float32 view x is a non-negative whole number of elements
+    (what the C kernels' element strides can express)."""
+    return all(s >= 0 and s % 4 == 0 for s in x.strides)
+
+
 class Kernels:
     """numpy-level calls of the C entry points, given as attributes of `functions`
     (a wasm instance's exports or a ctypes library) taking ints and floats."""
 
     def __init__(self, functions, name: str):
         self._sgemm = functions.sgemm
+        self._sgemm_batch = functions.sgemm_batch
         self._pack_b = functions.gemm_pack_b
         self._depthwise = functions.depthwise_nhwc
         self._clamp = functions.clamp_f32
@@ -138,6 +145,41 @@ class Kernels:
                         self._ptr(bias_m), self._ptr(bias_n), self._ptr(residual), act, lo, hi, self._ptr(pack),
                         int(packed_b is not None))
         return out
+
+    def gemm_batch(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, clamp=None) -> np.ndarray:
+        """out[..., m, n] = a[..., m, k] @ b[..., k, n] for every matrix of the leading
+        dimensions (the same in all three; a broadcast operand has stride 0 there), then the
+        activation `clamp` (as gemm's), float32, each matrix exactly as gemm computes it.
+        a and b may be any views with element strides (b's columns need not be contiguous:
+        kernels.c copies such a matrix first, as copy_2d would); out's rows need contiguous
+        elements. The last leading dimension is one C call (kernels.c sgemm_batch), so
+        attention's products over all heads cost one call, not one per head."""
+        *lead, m, k = a.shape
+        n = b.shape[-1]
+        if out.size == 0:
+            return out
+        if not _element_strides(a):
+            a = np.ascontiguousarray(a)
+        if not _element_strides(b):
+            b = np.ascontiguousarray(b)
+        if out.strides[-1] != 4 or not _element_strides(out):
+            raise ValueError("gemm_batch: out needs rows of contiguous elements")
+        given = out
+        if not lead:
+            a, b, out = a[None], b[None], out[None]
+        act, lo, hi = _activation_args(clamp)
+        scratch = np.empty(k * n, _F32) if b.strides[-1] != 4 else None
+        pack = np.empty(k * (n // 8) * 8, _F32) if m >= 16 and n >= 8 and k > 1 else None
+        batch = a.shape[-3]
+        if batch:
+            a_bs, a_rs, a_cs = (s // 4 for s in a.strides[-3:])
+            b_bs, b_rs, b_cs = (s // 4 for s in b.strides[-3:])
+            c_bs, ldc = out.strides[-3] // 4, out.strides[-2] // 4
+            for index in np.ndindex(*a.shape[:-3]):
+                self._sgemm_batch(batch, m, n, k, self._ptr(a[index]), a_bs, a_rs, a_cs, self._ptr(b[index]), b_bs,
+                                  b_rs, b_cs, self._ptr(out[index]), c_bs, ldc, act, lo, hi, self._ptr(scratch),
+                                  self._ptr(pack))
+        return given
 
     def copy_2d(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
         """x (a 2-D float32 view with any non-negative element strides, e.g. a transpose)
@@ -315,6 +357,16 @@ class HostKernels(Kernels):
     """The native build: its kernels, except that GEMMs are numpy's matmul (the host's
     BLAS) followed by the C epilogue, one pass over the product for all its terms."""
 
+    def gemm_batch(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, clamp=None) -> np.ndarray:
+        """Kernels.gemm_batch with BLAS: one gemm per matrix, a right operand whose columns
+        are not contiguous laid out first by the C copy (as kernels.c sgemm_batch does)."""
+        *lead, k, n = b.shape
+        scratch = np.empty((k, n), _F32) if b.strides[-1] != 4 else None
+        for index in np.ndindex(*lead):
+            right = b[index] if scratch is None else self.copy_2d(b[index], scratch)
+            self.gemm(a[index], right, clamp=clamp, out=out[index])
+        return out
+
     def pack_b(self, b: np.ndarray) -> None:
         return None              # BLAS packs for itself
 
@@ -381,6 +433,7 @@ def native_library(path):
     i, p, f = ctypes.c_int, ctypes.c_void_p, ctypes.c_float
     signatures = {
         "sgemm": [i, i, i, p, i, i, p, i, p, i, p, p, p, i, f, f, p, i],
+        "sgemm_batch": [i, i, i, i, p, i, i, i, p, i, i, i, p, i, i, i, f, f, p, p],
         "gemm_pack_b": [i, i, p, i, p],
         "depthwise_nhwc": [i, i, i, i, p, p, i, i, p, p, i, i, i, i, i, i, i, i, i, f, f],
         "clamp_f32": [p, p, i, f, f],

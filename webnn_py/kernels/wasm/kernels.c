@@ -358,6 +358,32 @@ EXPORT void sgemm(int m, int n, int k,
     }
 }
 
+/* §8.9.35 matmul of computed operands over a batch (attention's q kT and p v, every head
+ * in one call): C_i = A_i B_i, then the activation (no bias, no residual), each exactly as
+ * sgemm computes it. Matrix i of A starts at a + i * a_bs (element strides a_rs, a_cs), of B at
+ * b + i * b_bs (b_rs, b_cs), of C at c + i * c_bs (rows ldc apart, unit column stride); a
+ * batch stride of 0 broadcasts one matrix. A B whose columns are not contiguous (kT as a
+ * transposed view) is first laid out in `scratch` (k * n floats) by copy_2d_f32; with
+ * `pack` (k * (n / 8) * 8 floats) B's strips are packed there per matrix, as sgemm does.
+ */
+EXPORT void sgemm_batch(int batch, int m, int n, int k,
+                        const float *a, int a_bs, int a_rs, int a_cs,
+                        const float *b, int b_bs, int b_rs, int b_cs,
+                        float *c, int c_bs, int ldc,
+                        int act, float lo_s, float hi_s, float *scratch, float *pack) {
+    for (int i = 0; i < batch; i++) {
+        const float *bi = b + (long)i * b_bs;
+        int ldb = b_rs;
+        if (b_cs != 1) {
+            copy_2d_f32(bi, k, n, b_rs, b_cs, scratch);
+            bi = scratch;
+            ldb = n;
+        }
+        sgemm(m, n, k, a + (long)i * a_bs, a_rs, a_cs, bi, ldb, c + (long)i * c_bs, ldc, 0, 0, 0,
+              act, lo_s, hi_s, pack, 0);
+    }
+}
+
 /* The GEMM's epilogue on its own, for a product computed elsewhere (the host's BLAS,
  * which is faster there than sgemm above): dst[m, n] = ((src + bias_m[i]) + bias_n[j])
  * + res, then the activation; the same float32 operations in the same order as

@@ -245,12 +245,13 @@ def _matmul(node: Node, constant_of):
 
 def _matmul_computed(node: Node):
     """§8.9.35 matmul of two float32 values computed at run time (attention's q kᵀ and
-    p v) in the C kernels: one GEMM per matrix of the broadcast batch, into the plan's
-    buffer, with an activation (e.g. attention's scale, fusion.py) in the epilogue.
-    A right operand whose rows are not contiguous (kᵀ, a transpose of a view) is laid
-    out by one C strided copy per matrix (kernels.c copy_2d) instead of numpy's. The
-    output may be given transposed (`out` any view with unit column stride: a
-    following transpose that keeps the last axis is then free, fusion.py)."""
+    p v) in the C kernels: every matrix of the broadcast batch (every head) in one call
+    (kernels gemm_batch: one GEMM per matrix, in C), into the plan's buffer, with an
+    activation (e.g. attention's scale, fusion.py) in the epilogue. A right operand whose
+    rows are not contiguous (kᵀ, a transpose of a view) is laid out per matrix by the C
+    strided copy (kernels.c copy_2d) instead of numpy's. The output may be given
+    transposed (`out` any view with unit column stride: a following transpose that keeps
+    the last axis is then free, fusion.py)."""
     a_value, b_value = node.inputs
     out_desc = node.outputs[0].descriptor
     fast = kernels.simd()
@@ -258,20 +259,13 @@ def _matmul_computed(node: Node):
         return None
     shape = out_desc.shape
     batch = shape[:-2]
-    k, n = b_value.descriptor.shape[-2:]
 
     def run(a, b, out, clamp):
         if a.shape[:-2] != batch:
             a = np.broadcast_to(a, batch + a.shape[-2:])
         if b.shape[:-2] != batch:
             b = np.broadcast_to(b, batch + b.shape[-2:])
-        scratch = np.empty((k, n), _F32) if b.strides[-1] != 4 else None
-        for index in np.ndindex(*batch):
-            right = b[index]
-            if scratch is not None:
-                right = fast.copy_2d(right, scratch)
-            fast.gemm(a[index], right, clamp=clamp, out=out[index])
-        return out
+        return fast.gemm_batch(a, b, out, clamp)
 
     def make(bias, residual_at, clamp=None):
         if bias is not None or residual_at is not None:
