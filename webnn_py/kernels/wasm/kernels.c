@@ -270,6 +270,15 @@ INLINE void epilogue4(float *c, v4 s0, const float *bm, const float *bn, const f
     store4(c, s0);
 }
 
+/* One element's epilogue (epilogue4's operations on one lane) and store. */
+INLINE void gemm_store1(float *c, int ldc, int i, int j, float s, const float *bias_m, const float *bias_n,
+                        const float *res, int act, float lo_s, float hi_s) {
+    if (bias_m) s += bias_m[i];
+    if (bias_n) s += bias_n[j];
+    if (res) s += res[(long)i * ldc + j];
+    c[(long)i * ldc + j] = act ? activate1(s, act, lo_s, hi_s) : s;
+}
+
 /* B's full 8-column strips, each K x 8 block contiguous, into pack (k * (n / 8) * 8 floats). */
 EXPORT void gemm_pack_b(int k, int n, const float *b, int ldb, float *pack) {
     for (int j = 0; j + 8 <= n; j += 8) {
@@ -331,9 +340,27 @@ EXPORT void sgemm(int m, int n, int k,
                           res ? res + (long)i * ldc + j : 0, act, lo, hi);
             }
         }
+        /* The last n % 8 columns: a 4-wide strip, then single columns, 4 rows at a time
+         * (4 independent sums: one row's chain of dependent adds would leave the vector
+         * units mostly idle, e.g. 5 of attention's 197 key columns), then row by row. */
         for (; j + 4 <= n; j += 4) {
             const float *bnj = bias_n ? bias_n + j : 0;
-            for (int i = i0; i < i1; i++) {
+            int i = i0;
+            for (; i + 4 <= i1; i += 4) {
+                const float *a0 = a + (long)i * a_rs, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs;
+                v4 c00 = {0}, c10 = {0}, c20 = {0}, c30 = {0};
+                const float *bk = b + j;
+                for (int p = 0; p < k; p++, bk += ldb) {
+                    v4 b0 = load4(bk);
+                    long off = (long)p * a_cs;
+                    c00 += splat(a0[off]) * b0; c10 += splat(a1[off]) * b0;
+                    c20 += splat(a2[off]) * b0; c30 += splat(a3[off]) * b0;
+                }
+                for (int r = 0; r < 4; r++)
+                    epilogue4(c + (long)(i + r) * ldc + j, r == 0 ? c00 : r == 1 ? c10 : r == 2 ? c20 : c30,
+                              bias_m ? bias_m + i + r : 0, bnj, res ? res + (long)(i + r) * ldc + j : 0, act, lo, hi);
+            }
+            for (; i < i1; i++) {
                 const float *a0 = a + (long)i * a_rs;
                 v4 c00 = {0};
                 const float *bk = b + j;
@@ -344,15 +371,25 @@ EXPORT void sgemm(int m, int n, int k,
             }
         }
         for (; j < n; j++) {
-            for (int i = i0; i < i1; i++) {
+            int i = i0;
+            for (; i + 4 <= i1; i += 4) {
+                const float *a0 = a + (long)i * a_rs, *a1 = a0 + a_rs, *a2 = a1 + a_rs, *a3 = a2 + a_rs;
+                float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+                for (int p = 0; p < k; p++) {
+                    float bp = b[(long)p * ldb + j];
+                    long off = (long)p * a_cs;
+                    s0 += a0[off] * bp; s1 += a1[off] * bp; s2 += a2[off] * bp; s3 += a3[off] * bp;
+                }
+                for (int r = 0; r < 4; r++)
+                    gemm_store1(c, ldc, i + r, j, r == 0 ? s0 : r == 1 ? s1 : r == 2 ? s2 : s3, bias_m, bias_n, res,
+                                act, lo_s, hi_s);
+            }
+            for (; i < i1; i++) {
                 const float *a0 = a + (long)i * a_rs;
                 float s = 0.0f;
                 for (int p = 0; p < k; p++)
                     s += a0[(long)p * a_cs] * b[(long)p * ldb + j];
-                if (bias_m) s += bias_m[i];
-                if (bias_n) s += bias_n[j];
-                if (res) s += res[(long)i * ldc + j];
-                c[(long)i * ldc + j] = act ? activate1(s, act, lo_s, hi_s) : s;
+                gemm_store1(c, ldc, i, j, s, bias_m, bias_n, res, act, lo_s, hi_s);
             }
         }
     }
