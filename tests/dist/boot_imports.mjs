@@ -7,18 +7,15 @@
 //     node tests/dist/boot_imports.mjs RUNTIME_DIR SITE_DIR CHECKS.py
 import fs from "node:fs/promises";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+
+import { loadDistPyodide } from "../../tools/dist_pyodide.mjs";
 
 const [runtimeDir, siteDir, checks] = process.argv.slice(2);
-const runtimeURL = path.resolve(runtimeDir) + "/";
-const config = JSON.parse(await fs.readFile(runtimeURL + "runtime-config.json", "utf8"));
-const indexURL = path.resolve(runtimeURL, config.indexURL) + "/";
-const { loadPyodide } = await import(pathToFileURL(indexURL + "pyodide.mjs").href);
-const pyodide = await loadPyodide({
-  indexURL, fullStdLib: false, lockFileURL: runtimeURL + "pyodide-lock.json", stdLibURL: runtimeURL + "python_stdlib.zip",
-  _sysExecutable: "./this.program", args: [],
-  _loadSnapshot: new Uint8Array(await fs.readFile(runtimeURL + config.memorySnapshot.file)),
-});
+const snapshot = async (dir) => {
+  const config = JSON.parse(await fs.readFile(path.join(dir, "runtime-config.json"), "utf8"));
+  return new Uint8Array(await fs.readFile(path.join(dir, config.memorySnapshot.file)));
+};
+const { pyodide, config, runtimeURL } = await loadDistPyodide(runtimeDir, { _loadSnapshot: await snapshot(runtimeDir) });
 for (const side of config.sideModules) {
   const module = await WebAssembly.compile(await fs.readFile(runtimeURL + side.file));
   const flags = { loadAsync: true, nodelete: true, allowUndefined: true };

@@ -5,7 +5,8 @@ right after it) leave the modules deferred or left out for the boot's sake unloa
 pickle, ctypes and platform created but not run (webnn_py/boot.py), dataclasses, pkgutil,
 the graph compiler and the Model Loader not imported. Then each deferred module works at its
 first use, as numpy uses it (ndarray.dumps() and pickle.loads, ndarray.ctypes,
-platform.system()), and runs then."""
+platform.system()), and runs then. The other standard-library modules the boot needs are
+in the memory snapshot (tools/dist_snapshot.mjs, BOOT_STDLIB)."""
 import json
 import shutil
 import subprocess
@@ -18,11 +19,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 CHECKS = r'''
 import json, sys
+restored = set(sys.modules)
 import webnn_py.browser.bridge
 import webnn_py, webnn_py.boot
 context = await webnn_py.ml.createContext()
 limits = context.opSupportLimits()
 facts = {"deferred": webnn_py.boot.deferred_modules(), "modules": sorted(sys.modules),
+         "imported": sorted(set(sys.modules) - restored),
          "limits": [len(limits), limits["add"]["a"]["dataTypes"], limits["maxTensorByteLength"]]}
 import numpy as np, pickle, platform
 a = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -73,3 +76,12 @@ def test_deferred_modules_work_and_run_at_their_first_use(booted):
     assert booted["first_use"] == {"pickle": ["float32", [[0, 1, 2], [3, 4, 5]]],
                                    "ctypes": [True, [2, 3]], "platform": "Emscripten"}
     assert booted["deferred_after"] == []
+
+
+def test_the_standard_library_the_boot_imports_is_in_the_snapshot(booted):
+    """After the snapshot is restored, the boot imports numpy and webnn_py, Pyodide's `js`
+    (made at run time) and the deferred modules (created, not run): nothing else. A boot
+    module that starts importing another standard-library module fails this: add it to
+    tools/dist_snapshot.mjs's BOOT_STDLIB (pure Python or built in), or import it lazily."""
+    stdlib = [m for m in booted["imported"] if m.split(".")[0] not in {"numpy", "webnn_py"}]
+    assert stdlib == ["ctypes", "js", "pickle", "platform"]
