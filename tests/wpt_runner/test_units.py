@@ -281,3 +281,16 @@ def test_shipped_runtime_snapshot_modes(pyodide_runtime, mode):
     assert snapshot["keep"] is False
     assert snapshot.get("atBoot", False) is (mode == "boot")
     assert runtime.entry.count(f'"pyodideURL": "{runtime.folder}/"'.encode()) == 1
+
+
+def test_job_browsers_cache_wasm_early_and_keep_a_callers_js_flags():
+    # Chromium keeps only the last --js-flags: a caller's V8 flags are joined to the caching
+    # ones (after them, so a caller's own caching setting wins), never dropped or dropping ours.
+    from wpt_runner.runner import WASM_CACHING_JS_FLAGS, chromium_flags
+
+    plain = chromium_flags([])
+    assert plain.count(f"--js-flags={WASM_CACHING_JS_FLAGS}") == 1
+    joined = chromium_flags(["--mute-audio", "--js-flags=--wasm-caching-threshold=1 --expose-gc"])
+    assert [a for a in joined if a.startswith("--js-flags=")] == \
+        [f"--js-flags={WASM_CACHING_JS_FLAGS} --wasm-caching-threshold=1 --expose-gc"]
+    assert "--mute-audio" in joined and "--headless=new" in joined
