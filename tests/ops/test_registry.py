@@ -2,6 +2,8 @@
 family module in the folder is imported (and registered) by the package, in the order
 of its name; descriptors and limits compare, hash and refuse assignment as frozen
 values do (webnn_py/base/values.py)."""
+import copy
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -49,3 +51,9 @@ def test_limits_and_data_types_are_frozen_values():
     with pytest.raises(TypeError):          # the limits dict makes an operator's entry unhashable, as before
         hash(OPERATORS["add"])
     assert OPERATORS["add"] == OPERATORS["add"]
+
+
+def test_frozen_values_copy_and_pickle_as_dataclasses_did():
+    for value in (OperandDescriptor("int8", (4,)), TensorLimits(("int8",), 1, 4), DATA_TYPES["uint32"]):
+        for clone in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
+            assert clone == value and type(clone) is type(value) and hash(clone) == hash(value)
