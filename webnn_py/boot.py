@@ -37,6 +37,10 @@ class DeferredModule(types.ModuleType):
         load(self)
         return getattr(self, name)
 
+    def __dir__(self):   # dir() lists what the module defines, as before
+        load(self)
+        return dir(self)
+
 
 def load(module: types.ModuleType) -> types.ModuleType:
     """Runs a deferred module's code (once; a module that already ran is returned as it is)."""

@@ -36,6 +36,11 @@ facts["first_use"] = {
     "platform": platform.system(),
 }
 facts["deferred_after"] = webnn_py.boot.deferred_modules()
+# dir() of a deferred module lists what its code defines (it runs the code first)
+sys.modules.pop("platform")
+webnn_py.boot.install()
+import platform
+facts["dir"] = [webnn_py.boot.deferred_modules(), "system" in dir(platform), webnn_py.boot.deferred_modules()]
 json.dumps(facts)
 '''
 
@@ -76,6 +81,7 @@ def test_deferred_modules_work_and_run_at_their_first_use(booted):
     assert booted["first_use"] == {"pickle": ["float32", [[0, 1, 2], [3, 4, 5]]],
                                    "ctypes": [True, [2, 3]], "platform": "Emscripten"}
     assert booted["deferred_after"] == []
+    assert booted["dir"] == [["platform"], True, []]
 
 
 def test_the_standard_library_the_boot_imports_is_in_the_snapshot(booted):
