@@ -13,8 +13,9 @@ fp32, batch 1, exported to ONNX on the host (torch's TorchScript exporter).
 Browser: one headless engine (--browser: Chromium by default, Firefox or WebKit, through the
 browsers/ layer), two cross-origin-isolated pages, so webnn-py and ORT-web's wasm EP run in
 the same engine. Page 1 runs ONNX Runtime
-Web 1.30 (ort.all) with two sessions per model: its WebNN EP over webnn-py's navigator.ml,
-and its wasm EP with 1 thread; page 2 its wasm EP with 2 threads (ORT reads the thread
+Web 1.30 (ort.all) with two sessions per model: its WebNN EP over webnn-py's navigator.ml
+(webnn-py on one thread, `kernelThreads: 0`; its kernel pool against ORT's 2 threads is
+bench/threads.py's), and its wasm EP with 1 thread; page 2 its wasm EP with 2 threads (ORT reads the thread
 count once per page). Before timing, a check session with ORT's verbose log must show
 every node placed on the WebNN EP, and every side's first outputs must match onnxruntime
 CPU on the host (allclose, rtol = atol = 1e-3). Each side warms up alone until the median
