@@ -9,8 +9,9 @@ import numpy as np
 
 from ..base.descriptor import OperandDescriptor, check_dimensions
 from ..base.errors import InvalidStateError, OperationError, UnknownError, out_of_memory
+from ..bindings import host_buffer_source
 from ..ops.registry import support_limits
-from ..runtime.timeline import Timeline, new_future
+from ..runtime.timeline import Timeline, new_future, queue_ml_task
 from .buffers import copy_of_bytes, validate_buffer_with_descriptor, write_bytes_into
 from .graph import MLGraph
 from .idl import operation, register_interface, rejected
@@ -18,6 +19,52 @@ from .tensor import MLTensor
 
 
 _log = logging.getLogger("webnn_py")
+
+
+# -- the per-run calls' fast conversions (api/idl.py, `fast=`) -----------------------------------
+# Each returns what convert_arguments() returns for its operation -- (overload index, converted
+# arguments) -- when the arguments are exactly the plain Python types whose WebIDL conversion
+# gives them back as they are, else None: the generic conversion then runs, with its errors.
+
+def _plain_named_tensors(record) -> bool:
+    """Is `record` a plain dict of str keys and MLTensor values (exact types), whose
+    MLNamedTensors (record<USVString, MLTensor>) conversion is an equal dict? ASCII keys
+    only: a USVString conversion replaces lone surrogates, which other strings may hold."""
+    if type(record) is not dict:
+        return False
+    for key, value in record.items():
+        if type(key) is not str or type(value) is not MLTensor or not key.isascii():
+            return False
+    return True
+
+
+def _plain_dispatch_arguments(args: tuple) -> tuple | None:
+    """dispatch(graph, inputs, outputs). The caller's dicts are handed on as they are, not
+    copied: the steps read them before dispatch() returns and queue copies (_dispatch)."""
+    if len(args) == 3:
+        graph, inputs, outputs = args
+        if type(graph) is MLGraph and _plain_named_tensors(inputs) and _plain_named_tensors(outputs):
+            return 0, args
+    return None
+
+
+def _plain_write_arguments(args: tuple) -> tuple | None:
+    """writeTensor(tensor, inputData)."""
+    if len(args) == 2 and type(args[0]) is MLTensor:
+        buffer = host_buffer_source(args[1])
+        if buffer is not None:
+            return 0, (args[0], buffer)
+    return None
+
+
+def _plain_read_arguments(args: tuple) -> tuple | None:
+    """readTensor(tensor) (overload 0) and readTensor(tensor, outputData) (overload 1)."""
+    if not 1 <= len(args) <= 2 or type(args[0]) is not MLTensor:
+        return None
+    if len(args) == 1:
+        return 0, args
+    buffer = host_buffer_source(args[1])
+    return None if buffer is None else (1, (args[0], buffer))
 
 
 class MLContext:
@@ -53,7 +100,7 @@ class MLContext:
 
     # -- dispatch -----------------------------------------------------------------------------
 
-    @operation("MLContext")
+    @operation("MLContext", fast=_plain_dispatch_arguments)
     def dispatch(self, graph: MLGraph, inputs: dict, outputs: dict) -> None:
         """§8.3.1 dispatch(graph, inputs, outputs)."""
         self._dispatch(graph, inputs, outputs)
@@ -172,7 +219,7 @@ class MLContext:
         self._timeline.enqueue(run, lambda: _settle(promise, exc=InvalidStateError("createConstantTensor: the context is lost")))
         return promise
 
-    @operation("MLContext", promise=True, overloaded=True)
+    @operation("MLContext", promise=True, overloaded=True, fast=_plain_read_arguments)
     def readTensor(self, overload: int, tensor: MLTensor, output_data=None):
         """§8.3.4 readTensor(tensor) and §8.3.5 readTensor(tensor, outputData)."""
         promise = new_future()
@@ -206,19 +253,15 @@ class MLContext:
             # §8.3.4 / §8.3.5 step 9.1.2-9.1.3: an ML task removes the promise from
             # [[pendingPromises]] and settles it (and fills outputData), so a destroy() of
             # the tensor (or its context), or a detach of outputData, before that task is seen
-            # (§8.8.2 step 2). On the host the task is the event loop's next turn, as for the
-            # bridge's promise of a read into outputData; readTensor(tensor)'s promise in the
-            # page settles in the call, and the shim holds it back for a microtask, checking
-            # the tensor (js_shim, TENSOR_LANES.readTensor).
+            # (§8.8.2 step 2). On the host the task is a later callback of the event loop (or
+            # the caller's await: runtime/timeline.py), as for the bridge's promise of a read
+            # into outputData; readTensor(tensor)'s promise in the page settles in the call,
+            # and the shim holds it back for a microtask, checking the tensor (js_shim,
+            # TENSOR_LANES.readTensor).
             def task():
                 tensor._pending_promises.discard(promise)
                 steps()
-            get_loop = getattr(promise, "get_loop", None)
-            loop = get_loop() if get_loop is not None else None
-            if loop is None:
-                task()
-            else:
-                loop.call_soon(task)
+            queue_ml_task(promise, task)
 
         def settle(value=None, exc=None):
             in_ml_task(lambda: _settle(promise, value, exc))
@@ -255,7 +298,7 @@ class MLContext:
         # then made before this returns, and the page's await needs no task of ours.
         self._timeline.enqueue(run, abort, start=True)
 
-    @operation("MLContext")
+    @operation("MLContext", fast=_plain_write_arguments)
     def writeTensor(self, tensor: MLTensor, input_data) -> None:
         """§8.3.6 writeTensor(tensor, inputData)."""
         self._write_tensor(tensor, input_data)

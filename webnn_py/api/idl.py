@@ -5,6 +5,15 @@ WebIDL says for that interface member (overload resolution included) before
 the spec's steps run; `promise=True` turns any exception, conversion errors
 included, into a rejected future, as WebIDL requires of promise-returning
 operations.
+
+`fast=` (the per-run calls: dispatch, writeTensor, readTensor) names a function
+that recognises arguments of exactly the plain Python types whose conversion is
+known to give them back as they are (a `type(x) is MLTensor`, a `dict` of `str`
+keys and MLTensor values, ...) and returns what convert_arguments would, without
+its generic machinery; it returns None for anything else -- subclasses, other
+types, JS values (a JsProxy is never one of those types) --, which takes the
+generic conversion, so every conversion error stays exactly as it was. The
+spec's steps after the conversion are the same either way.
 """
 from __future__ import annotations
 
@@ -16,7 +25,12 @@ from ..bindings import convert_arguments, register_interface  # noqa: F401  (re-
 from ..runtime.timeline import new_future
 
 
-def operation(interface: str, name: str | None = None, *, promise: bool = False, overloaded: bool = False):
+#: Whether `fast=` conversions are used (tests turn them off to compare with the generic path).
+fast_paths = True
+
+
+def operation(interface: str, name: str | None = None, *, promise: bool = False, overloaded: bool = False,
+              fast: Callable[[tuple], tuple | None] | None = None):
     def wrap(impl: Callable):
         member = name or impl.__name__
 
@@ -35,7 +49,8 @@ def operation(interface: str, name: str | None = None, *, promise: bool = False,
         @functools.wraps(impl)
         def method(self, *args):
             try:
-                overload, converted = convert_arguments(interface, member, args)
+                known = fast(args) if fast is not None and fast_paths else None
+                overload, converted = known if known is not None else convert_arguments(interface, member, args)
                 if overloaded:
                     return impl(self, overload, *converted)
                 return impl(self, *converted)

@@ -17,6 +17,7 @@ from .webidl import (  # noqa: F401
     JsBigInt,
     ScriptException,
     convert,
+    host_buffer_source,
     js_kind,
     parse_type,
     register_interface,
@@ -35,7 +36,7 @@ from .generated import (  # noqa: F401
 )
 
 __all__ = [
-    "MISSING", "NO_DEFAULT", "NULL", "BufferSource", "IdlType", "convert", "js_kind", "parse_type",
+    "MISSING", "NO_DEFAULT", "NULL", "BufferSource", "IdlType", "convert", "host_buffer_source", "js_kind", "parse_type",
     "register_interface", "resolve_overloads", "set_platform_object_unwrapper", "DICTIONARIES", "ENUMS", "INCLUDES", "INTERFACES", "TYPEDEFS",
     "convert_arguments", "convert_dictionary",
 ]

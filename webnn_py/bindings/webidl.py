@@ -1224,11 +1224,43 @@ def convert_buffer(v: Any, type_name: str, ext: tuple = (), where: str = "value"
     mv = memoryview(v)
     if not mv.c_contiguous:
         raise _fail(where, f"{_describe(v)} is not C-contiguous, so it cannot stand for an {type_name}")
-    element_type = None if kind == "ArrayBuffer" else _element_type_of(mv)
-    if not _buffer_accepts(type_name, kind, element_type, allow_shared):
+    source = _host_buffer_source(v, kind, mv)
+    if not _buffer_accepts(type_name, kind, source.element_type, allow_shared):
         raise _fail(where, f"{_describe(v)} is not an {type_name}")
+    return source
+
+
+def _host_buffer_source(v: Any, kind: str, mv: memoryview) -> BufferSource:
+    """The BufferSource of a host buffer of this kind, `mv` its C-contiguous memoryview."""
+    element_type = None if kind == "ArrayBuffer" else _element_type_of(mv)
     flat = mv.cast("B") if (mv.format != "B" or mv.ndim != 1) else mv
     return BufferSource(v, flat.nbytes, kind == "view", element_type, False, mv=flat)
+
+
+#: Exact host types whose buffer kind is known from the type alone (numpy.ndarray is added
+#: at its first sight: this module does not import numpy).
+_PLAIN_HOST_BUFFERS: dict[type, str] = {bytes: "ArrayBuffer", bytearray: "ArrayBuffer", memoryview: "view"}
+
+
+def host_buffer_source(v: Any) -> BufferSource | None:
+    """What convert(v, "AllowSharedBufferSource") gives for a plain host buffer -- exactly a
+    bytes or bytearray (an ArrayBuffer), a memoryview or a numpy.ndarray (a view), C-contiguous
+    --, without convert()'s general steps (the per-run calls' fast path: api/idl.py); None for
+    anything else, JS values and subclasses included, which then takes convert() and its
+    errors."""
+    cls = type(v)
+    kind = _PLAIN_HOST_BUFFERS.get(cls)
+    if kind is None:
+        if cls.__name__ != "ndarray" or cls.__module__ != "numpy":
+            return None
+        kind = _PLAIN_HOST_BUFFERS[cls] = "view"
+    try:
+        mv = memoryview(v)
+    except (TypeError, ValueError):     # e.g. a released memoryview, a datetime64 array
+        return None
+    if not mv.c_contiguous:
+        return None
+    return _host_buffer_source(v, kind, mv)
 
 
 # -- WebIDL "Sequences — sequence<T>", "Frozen arrays", "Records — record<K, V>" -------------------

@@ -29,6 +29,15 @@ its end), not 30 (issue 19, item 8); the rest runs in later tasks, in order. A
 readTensor() started so settles its promise before it returns: the page's
 `await` continues in the same task's microtasks, without waiting for a task.
 
+On the host (no slicing) the same starts run the whole step in the caller's
+call, again only when the timeline is idle, so the order is the call order.
+readTensor()'s promise is still settled by an ML task (§8.3.4 step 9.1), a
+later callback of the event loop: code after the call, before the caller
+yields, sees it pending (a destroy() of the tensor rejects it, §8.8.2). When
+the caller then awaits it and that ML task is all the loop has ready, the
+await runs the task at once (PromiseFuture.__await__): it is the order the loop
+would run things in anyway, without two turns of the loop (queue_ml_task).
+
 Losing the context while a step is suspended closes the step's generator: its
 remaining work is abandoned (a dispatch writes no output), and queued steps
 are aborted as usual.
@@ -39,6 +48,7 @@ import asyncio
 import logging
 import sys
 import time
+import weakref
 from collections import deque
 from types import GeneratorType
 from typing import Callable
@@ -87,18 +97,23 @@ class Timeline:
         """Queue `run` (a function, or a generator function for a long step); if the
         context is lost before it runs, `on_abort` runs instead.
 
-        With `start` (dispatch, writeTensor, readTensor) and slicing on, `run` starts at
-        once, in the caller's task, when the timeline is idle: work the page would wait
-        for anyway starts without first waiting for a task of its own (~0.1-0.5 ms in
-        Chromium). All such starts of one task share one slice of work (the module
-        docstring); with work already queued nothing runs here: the tasks already
-        scheduled go on with it, in order."""
+        With `start` (dispatch, writeTensor, readTensor), `run` starts at once, in the
+        caller's task, when the timeline is idle: work the page would wait for anyway
+        starts without first waiting for a task of its own (~0.1-0.5 ms in Chromium;
+        two turns of the event loop per readTensor() on the host). With slicing on, all
+        such starts of one task share one slice of work (the module docstring); on the
+        host, without slicing, the step runs to its end (in the page, slicing off --
+        timeSlice: 0 -- means each step in a task of its own, as before). With work
+        already queued nothing runs here: the tasks already scheduled go on with it, in
+        order."""
         # Idle: nothing queued or suspended, and no task scheduled but the one that
         # ends this task's turn.
         idle = not self.busy and not self._running and (not self._scheduled or self._turn_budget is not None)
         self._queue.append((run, on_abort))
         if start and idle and self.slice_seconds is not None:
             self._start_in_callers_turn()
+        elif start and idle and not _IN_PYODIDE:
+            self._run(None)       # the host: no slices, the step runs to its end now
         elif self.busy:
             self._schedule()
 
@@ -215,6 +230,22 @@ class PromiseFuture(asyncio.Future):
     event-loop turns (~0.7 ms per readTensor() in Chromium)."""
 
     _listeners: list | None = None
+    # The ML task that will settle it, while queued (queue_ml_task).
+    _ml_task: Callable[[], None] | None = None
+
+    def __await__(self):
+        """`await`: when the ML task that settles this promise is queued, nothing else
+        waits on the promise and the event loop has nothing ready but its ML tasks
+        (_MLTaskSource.run_early), the loop's next turns would run those tasks and then
+        this coroutine's continuation, nothing in between: they run here instead, and
+        the await does not yield."""
+        task = self._ml_task
+        if task is not None and not self.done() and not self._callbacks:
+            loop = self.get_loop()
+            _ml_task_sources[loop].run_early(loop, task)
+        return super().__await__()
+
+    __iter__ = __await__
 
     def on_settled(self, listener: Callable[["PromiseFuture"], None]) -> None:
         if self.done():
@@ -234,6 +265,75 @@ class PromiseFuture(asyncio.Future):
         listeners, self._listeners = self._listeners or [], None
         for listener in listeners:
             listener(self)
+
+
+def queue_ml_task(promise, task: Callable[[], None]) -> None:
+    """"Queue an ML task" that settles `promise` (its steps, `task`): a later callback of
+    the promise's event loop (its get_loop()), or at once when it has none (the browser
+    bridge's stand-in for a page promise settled in the call). On asyncio's own loops
+    (the host) the tasks go through the loop's _MLTaskSource, which a PromiseFuture's
+    await may run early; any other loop (Pyodide's WebLoop) runs each in a call_soon."""
+    get_loop = getattr(promise, "get_loop", None)
+    loop = get_loop() if get_loop is not None else None
+    if loop is None:
+        task()
+    elif isinstance(loop, asyncio.BaseEventLoop):
+        source = _ml_task_sources.get(loop)
+        if source is None:
+            source = _ml_task_sources[loop] = _MLTaskSource()
+        source.queue(loop, task)
+        if type(promise) is PromiseFuture:
+            promise._ml_task = task
+    else:
+        loop.call_soon(task)
+
+
+class _MLTaskSource:
+    """An asyncio loop's ML tasks: run in the order they were queued, all of those queued
+    by then in one later callback of the loop. One callback at a time is scheduled, so
+    a caller that never yields to the loop (its awaits run the tasks: run_early) does not
+    pile up callbacks."""
+
+    __slots__ = ("tasks", "handle")
+
+    def __init__(self) -> None:
+        self.tasks: deque[Callable[[], None]] = deque()
+        # The scheduled callback's handle, weakly: a handle refers to its loop, which this
+        # source must not keep alive (_ml_task_sources holds it by the loop).
+        self.handle: weakref.ref | None = None
+
+    def queue(self, loop: asyncio.BaseEventLoop, task: Callable[[], None]) -> None:
+        self.tasks.append(task)
+        if self.handle is None or self.handle() is None:      # none scheduled (or its loop was closed)
+            self.handle = weakref.ref(loop.call_soon(self._run))
+
+    def _run(self) -> None:
+        self.handle = None
+        while self.tasks:
+            self._run_one()
+
+    def _run_one(self) -> Callable[[], None]:
+        task = self.tasks.popleft()
+        try:
+            task()
+        except Exception:  # noqa: BLE001 - a bug of ours must not stall the tasks behind it
+            _log.exception("an ML task failed")
+        return task
+
+    def run_early(self, loop: asyncio.BaseEventLoop, task: Callable[[], None]) -> None:
+        """Run the queued tasks up to `task` now, in order, if the loop would run them next
+        anyway: nothing is ready in it but this source's callback (cancelled handles aside:
+        asyncio skips them). The callback stays scheduled and finds what is left."""
+        ready = loop._ready         # asyncio.BaseEventLoop's ready callbacks (a deque of Handles)
+        handle = self.handle() if self.handle is not None else None
+        if handle is None or not all(h is handle or h.cancelled() for h in ready):
+            return
+        while self.tasks and self._run_one() is not task:
+            pass
+
+
+# Each asyncio loop's ML task source, for as long as the loop lives.
+_ml_task_sources: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _MLTaskSource]" = weakref.WeakKeyDictionary()
 
 
 def new_future() -> PromiseFuture:
