@@ -60,6 +60,17 @@ async def _both_ways(scenario):
     return outcomes[0]
 
 
+async def _check_cases(make_scenario, cases, values):
+    """Each case (make_args(state), before(state) or None, the error expected or None)
+    run both ways: the same outcome, that error's type, or one of `values` read back."""
+    for make_args, before, error in cases:
+        outcome = await _both_ways(make_scenario(make_args, before))
+        if error is None:
+            assert outcome[0] == "value" and outcome[1] in values, outcome
+        else:
+            assert outcome[:2] == ("raised", error), outcome
+
+
 def _read(values) -> list:
     return np.frombuffer(values, np.float32).tolist()
 
@@ -204,12 +215,7 @@ async def test_dispatch_errors_are_the_same_either_way():
         (lambda s: (s["graph"], {StrSubclass("x"): s["x"]}, {"y": _as_subclass(s["y"])}), None, None),
         (lambda s: (s["graph"], {"x": s["x"]}, {"y": s["y"]}, "extra"), None, None),
     ]
-    for make_args, before, error in cases:
-        outcome = await _both_ways(dispatching(make_args, before))
-        if error is None:
-            assert outcome == ("value", [0.0] * 4), outcome
-        else:
-            assert outcome[:2] == ("raised", error), outcome
+    await _check_cases(dispatching, cases, [[0.0] * 4])
 
 
 async def test_write_errors_are_the_same_either_way():
@@ -242,12 +248,7 @@ async def test_write_errors_are_the_same_either_way():
         (lambda s: (_as_subclass(s["x"]), X), None, None),
         (lambda s: (s["x"], X, "extra"), None, None),
     ]
-    for make_args, before, error in cases:
-        outcome = await _both_ways(writing(make_args, before))
-        if error is None:
-            assert outcome == ("value", [10.0, 20.0, 30.0, 40.0]), outcome
-        else:
-            assert outcome[:2] == ("raised", error), outcome
+    await _check_cases(writing, cases, [[10.0, 20.0, 30.0, 40.0]])
 
 
 async def test_read_errors_are_the_same_either_way():
@@ -276,12 +277,7 @@ async def test_read_errors_are_the_same_either_way():
         (lambda s: (_as_subclass(s["y"]),), None, None),
         (lambda s: (s["y"], np.zeros(4, np.float32), "extra"), None, None),
     ]
-    for make_args, before, error in cases:
-        outcome = await _both_ways(reading(make_args, before))
-        if error is None:
-            assert outcome[0] == "value" and outcome[1] in ([1.0, 2.0, 3.0, 4.0], [[1.0, 2.0, 3.0, 4.0]]), outcome
-        else:
-            assert outcome[:2] == ("raised", error), outcome
+    await _check_cases(reading, cases, [[1.0, 2.0, 3.0, 4.0], [[1.0, 2.0, 3.0, 4.0]]])
 
 
 async def test_a_read_destroyed_before_its_await_rejects_either_way():
