@@ -54,6 +54,9 @@ class ExecutionPlan:
         from .compiler import compile_graph
 
         compiled = compile_graph(outputs, optimize=optimize)
+        # The graph the plan was compiled from, by output name (its nodes stay reachable
+        # from the steps anyway): read by analyses of a loop body (compiler/recurrent_loop.py).
+        self.output_values: dict[str, Value] = dict(outputs)
         self.steps: list[Step] = compiled.steps
         self.constants: dict[int, np.ndarray] = compiled.constants
         self.input_slots: dict[str, int] = compiled.input_slots

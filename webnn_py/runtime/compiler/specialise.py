@@ -2,8 +2,9 @@
 
 conv2d gets a kernel holding its filter already re-laid out as the GEMM matrix
 (or per-channel taps) its path needs; gemm and matmul get their constant `b`
-transposed and converted to the compute type once. Everything else uses the
-operator's registered kernel as it is.
+transposed and converted to the compute type once; a loop stepping an lstmCell or
+gruCell over a sequence becomes one lstm/gru sequence run (recurrent_loop.py).
+Everything else uses the operator's registered kernel as it is.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ...ops.matmul import batched_gemm, gemm
 from ...ops.recurrent import gru_runner, lstm_runner
 from ...ops.registry import compute_type
 from ..ir import Node
+from .recurrent_loop import fused_recurrent_loop
 
 _F32 = np.dtype(np.float32)
 
@@ -425,5 +427,5 @@ def _transpose(node: Node, constant_of):
 
 
 _SPECIALISERS = {"conv2d": _conv2d, "transpose": _transpose, "gemm": _gemm, "matmul": _matmul, "lstm": _recurrent(lstm_runner, 2),
-                 "gru": _recurrent(gru_runner, 1),
+                 "gru": _recurrent(gru_runner, 1), "loop": fused_recurrent_loop,
                  "maxPool2d": _max_pool, "averagePool2d": _average_pool, "mul": _channel_scale}
