@@ -92,20 +92,15 @@ def recurrent_loop_model(rng, cell: str, *, linear_before_reset=False, trip=STEP
     return model, feeds
 
 
-@pytest.mark.parametrize("batch_major", [True, False])
-@pytest.mark.parametrize("invariant_weights", [False, True])
-def test_lstm_cell_loop_matches_openvino_as_one_sequence(tmp_path, walks, batch_major, invariant_weights):
-    model, feeds = recurrent_loop_model(np.random.default_rng(1), "lstm", batch_major=batch_major,
-                                        invariant_weights=invariant_weights)
-    compare(model, tmp_path, feeds)
-    assert walks == []
+CASES = [("lstm", {"batch_major": True}), ("lstm", {"batch_major": False}),
+         ("lstm", {"invariant_weights": True}), ("lstm", {"batch_major": False, "invariant_weights": True}),
+         ("gru", {}), ("gru", {"linear_before_reset": True}), ("gru", {"invariant_weights": True}),
+         ("gru", {"linear_before_reset": True, "invariant_weights": True})]
 
 
-@pytest.mark.parametrize("linear_before_reset", [False, True])
-@pytest.mark.parametrize("invariant_weights", [False, True])
-def test_gru_cell_loop_matches_openvino_as_one_sequence(tmp_path, walks, linear_before_reset, invariant_weights):
-    model, feeds = recurrent_loop_model(np.random.default_rng(2), "gru", linear_before_reset=linear_before_reset,
-                                        invariant_weights=invariant_weights)
+@pytest.mark.parametrize("cell,options", CASES, ids=[f"{c}-{'-'.join(o) or 'plain'}" for c, o in CASES])
+def test_cell_loop_matches_openvino_as_one_sequence(tmp_path, walks, cell, options):
+    model, feeds = recurrent_loop_model(np.random.default_rng(len(options)), cell, **options)
     compare(model, tmp_path, feeds)
     assert walks == []
 
