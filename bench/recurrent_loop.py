@@ -13,7 +13,7 @@ states. Timed side by side, samples alternating:
            the loop's registered kernel, one walk of the body's plan per step), which is
            what every loop ran before;
   lstm     builder.lstm over the same weights (the operator itself, for scale).
-Each sample is one plan.execute(); the table gives the median wall-clock and CPU
+Each sample is one plan.execute() (numpy's BLAS on one thread); the table gives the median wall-clock and CPU
 (this thread) time per run and the ratios, with the load average before and after.
 
 --browser: the same in headless Chromium through navigator.ml (bench/recurrent_loop.html,
@@ -35,7 +35,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")     # numpy's BLAS on one thread, as bench/zoo.py
+
+import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:

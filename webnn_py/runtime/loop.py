@@ -12,6 +12,10 @@ body's steps): a dispatch suspends there when its time slice is used up, so a
 long or runaway loop keeps the page responsive until it ends or reaches
 maxIterations (runtime/timeline.py, README "Responsiveness"). Callers that do
 not slice drive it to its end (ExecutionPlan.execute).
+
+A loop whose body steps one lstmCell or gruCell over a sliced sequence is compiled
+into one lstm/gru sequence run instead (compiler/recurrent_loop.py); that kernel
+hands zero-iteration and beyond-maxIterations runs back to run_loop here.
 """
 from __future__ import annotations
 

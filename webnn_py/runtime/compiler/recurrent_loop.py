@@ -50,8 +50,9 @@ from ..ir import Node, Value
 _F32 = np.dtype(np.float32)
 # Operators that pass a value on unchanged but for its shape.
 _PASS_THROUGH = ("reshape", "identity")
-# The cells: runner, operand positions of (input, weight, recurrentWeight), of the states
-# (new state k is the cell's output k) and of the constant options, by operator.
+# By cell: its sequence runner, the operand positions of its states (state k's new value is
+# the cell's output k) and of its options that must be constant. Operands 0-2 are input,
+# weight and recurrentWeight for both (§8.9.34 / §8.9.26 argument order).
 _CELLS = {
     "lstmCell": (lstm_runner, (3, 4), (5, 6, 7)),   # hiddenState, cellState; bias, recurrentBias, peepholeWeight
     "gruCell": (gru_runner, (3,), (4, 5)),           # hiddenState; bias, recurrentBias
