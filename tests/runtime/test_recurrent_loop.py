@@ -508,6 +508,24 @@ def test_weights_given_at_dispatch_are_walked():
               lstm_expected(p), STEPS)
 
 
+def test_a_state_without_a_back_edge_is_walked():
+    """h bound as-is and never fed back (every step starts from h0), c carried."""
+    rng = np.random.default_rng(29)
+    p = lstm_parameters(rng)
+
+    def outer(b, o, body):
+        results = b.loop(b.constant("int32", STEPS), b.constant("uint8", 1), body, "cond",
+                         [{"bodyInput": "x", "value": o["x"], "axis": 0}, {"bodyInput": "h", "value": o["h0"]},
+                          {"bodyInput": "c", "value": o["c0"]}], [{"bodyOutput": "h_out"}, {"bodyOutput": "c_out"}],
+                         {"backEdges": [{"from": "c_out", "to": "c"}]})
+        return dict(zip(("h_out", "c_out"), results))
+
+    c, h = p["c0"].astype(np.float64), None
+    for x_t in p["x"]:
+        h, c, _ = lstm_reference(x_t[None], p["w"], p["r"], p["h0"], c, p["bias"], p["rbias"], p["peephole"])
+    _declined(lstm_body(p), outer, lstm_feeds(p), {"h_out": h, "c_out": c}, STEPS)
+
+
 def test_a_concatenation_along_a_batch_axis_is_walked():
     """The parts [B, H] concatenated along axis 0 ([T * B, H]): not a new axis of size 1."""
     rng = np.random.default_rng(24)
