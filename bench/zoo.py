@@ -12,18 +12,21 @@ fp32, batch 1, exported to ONNX on the host (torch's TorchScript exporter).
 
 Browser: one headless engine (--browser: Chromium by default, Firefox or WebKit, through the
 browsers/ layer), two cross-origin-isolated pages, so webnn-py and ORT-web's wasm EP run in
-the same engine. Page 1 runs ONNX Runtime
-Web 1.30 (ort.all) with two sessions per model: its WebNN EP over webnn-py's navigator.ml
-(webnn-py on one thread, `kernelThreads: 0`; its kernel pool against ORT's 2 threads is
-bench/threads.py's), and its wasm EP with 1 thread; page 2 its wasm EP with 2 threads (ORT reads the thread
-count once per page). Before timing, a check session with ORT's verbose log must show
-every node placed on the WebNN EP, and every side's first outputs must match onnxruntime
-CPU on the host (allclose, rtol = atol = 1e-3). Each side warms up alone until the median
-of its last window of runs (≥ 1 s, ≥ 5 runs) is no more than 2 % below the previous
-window's (≥ --min-warmup s, ≤ --max-warmup s), then the three are timed in alternation (a
-few runs each per turn, after a 50 ms pause and one untimed run, in an order rotated every
-turn) until --measure s have passed. Medians, ratios against ORT-web wasm 1 and 2 threads,
-their geometric means and the load average are printed.
+the same engine. Page 1 has three sides per model: ONNX Runtime Web 1.30 (ort.all) through its
+WebNN EP over webnn-py's navigator.ml ("webnn-py", or EP; webnn-py on one thread, `kernelThreads:
+0`; its kernel pool against ORT's 2 threads is bench/threads.py's); the same ONNX graph on
+navigator.ml with no ORT in between ("webnn-py (builder)": bench/onnx_webnn.py's translation,
+recorded on the host by bench/webnn_recording.py and replayed by page script through
+MLGraphBuilder; a run is writeTensor per input → dispatch → readTensor per output); and ORT's
+wasm EP with 1 thread. Page 2 runs ORT's wasm EP with 2 threads (ORT reads the thread count
+once per page). Before timing, a check session with ORT's verbose log must show every node
+placed on the WebNN EP, and every side's first outputs must match onnxruntime CPU on the host
+(allclose, rtol = atol = 1e-3). Each side warms up alone until the median of its last window of
+runs (≥ 1 s, ≥ 5 runs) is no more than 2 % below the previous window's (≥ --min-warmup s,
+≤ --max-warmup s), then the four are timed in alternation (a few runs each per turn, after a
+50 ms pause and one untimed run, in an order rotated every turn) until --measure s have passed.
+Medians, the ratios of both webnn-py sides against ORT-web wasm 1 and 2 threads, their
+geometric means and the load average are printed.
 
 Host: webnn_py on CPython (the ONNX graph translated to builder calls by bench/onnx_webnn.py,
 writeTensor → dispatch → readTensor) against onnxruntime native, CPU EP, 1 thread, as in
@@ -51,13 +54,16 @@ for _path in (str(REPO), str(BENCH)):
         sys.path.insert(0, _path)
 
 from onnx_webnn import emit_onnx  # noqa: E402
+from webnn_recording import record  # noqa: E402
 from webnn_bench import (COI_HEADERS, ORT_DIST, _quiet_disconnects, alternate, compare, host_benches,  # noqa: E402
                          median_ms, prepare_browser_runtime, print_table)
 from zoo_models import ZOO, export_zoo  # noqa: E402
 
 TOLERANCE = 1e-3          # rtol = atol, as tests/ort: ORT-web's kernels differ from ORT native's in the last bits
 DROP = 0.02               # warm-up ends when a window's median falls by no more than this
-SIDES = {"webnn-py": (0, "webnn"), "ORT-wasm 1T": (0, "wasm"), "ORT-wasm 2T": (1, "wasm")}
+# side: (page index, kind in zoo.mjs); "webnn-py" runs through ORT-web's WebNN EP.
+EP, BUILDER = "webnn-py", "webnn-py (builder)"
+SIDES = {EP: (0, "webnn"), BUILDER: (0, "builder"), "ORT-wasm 1T": (0, "wasm"), "ORT-wasm 2T": (1, "wasm")}
 
 
 class Prepared:
@@ -77,6 +83,12 @@ class Prepared:
 
     def emit(self, builder) -> dict:
         return emit_onnx(self.zoo.path, builder)
+
+    def write_recording(self, directory: Path, context) -> None:
+        """NAME.webnn.json + NAME.webnn.bin: the builder calls of emit() for zoo.mjs's builder side."""
+        text, blob = record(self.emit, context)
+        (directory / f"{self.name}.webnn.json").write_text(text)
+        (directory / f"{self.name}.webnn.bin").write_bytes(blob)
 
 
 def placed_on_webnn(log: list[str]) -> bool:
@@ -137,6 +149,13 @@ def run_model(pages: list, sides: dict, name: str, p: Prepared, warm: dict, meas
 
 def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, measure: float, min_runs: int,
                   engine: str = "chromium") -> dict:
+    import asyncio
+
+    import webnn_py
+
+    context = asyncio.run(webnn_py.ml.createContext())      # validates and shapes the recorded calls
+    for p in prepared.values():
+        p.write_recording(directory, context)
     out = {}
     with zoo_pages(directory, engine, "zoo.html", ["threads=1", "threads=2"]) as (out["engine"], pages):
         out["isolated"] = pages[0].evaluate("self.crossOriginIsolated")
@@ -145,8 +164,8 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, me
                   file=sys.stderr, flush=True)
             r = run_model(pages, SIDES, name, p, warm, measure, min_runs)
             setups = r.pop("setups")
-            out[name] = {**r, "on_webnn": placed_on_webnn(setups["webnn-py"]["log"]),
-                         "placement": setups["webnn-py"]["log"], "threads": setups["ORT-wasm 2T"]["threads"]}
+            out[name] = {**r, "on_webnn": placed_on_webnn(setups[EP]["log"]),
+                         "placement": setups[EP]["log"], "threads": setups["ORT-wasm 2T"]["threads"]}
     return out
 
 
@@ -157,23 +176,25 @@ def geomean(values) -> float:
 
 def report_browser(browser: dict, names: list[str]) -> bool:
     ok = True
-    rows, r1, r2 = [], [], []
+    ours = (EP, BUILDER)
+    rows, ratios = [], {(side, base): [] for side in ours for base in ("ORT-wasm 1T", "ORT-wasm 2T")}
     for name in names:
         r = browser[name]
         med = {side: median_ms(t) for side, t in r["times"].items()}
-        q1, q2 = med["webnn-py"] / med["ORT-wasm 1T"], med["webnn-py"] / med["ORT-wasm 2T"]
-        r1.append(q1)
-        r2.append(q2)
+        for side, base in ratios:
+            ratios[side, base].append(med[side] / med[base])
         warm = " / ".join(f"{w['ms'] / 1000:.0f}{'' if w['settled'] else '!'}" for w in r["warm"].values())
         good = all(d[1] for d in r["diffs"].values()) and r["on_webnn"]
         ok = ok and good
-        rows.append((name, f"{med['webnn-py']:.3f}", f"{med['ORT-wasm 1T']:.3f}", f"{med['ORT-wasm 2T']:.3f}",
-                     f"{q1:.2f}×", f"{q2:.2f}×", " / ".join(str(len(t)) for t in r["times"].values()), warm,
+        rows.append((name, *(f"{med[side]:.3f}" for side in SIDES), *(f"{q[-1]:.2f}×" for q in ratios.values()),
+                     " / ".join(str(len(t)) for t in r["times"].values()), warm,
                      "yes" if r["on_webnn"] else "NO",
                      "; ".join(f"{d[0]:.0e}{'' if d[1] else ' MISMATCH'}" for d in r["diffs"].values())))
-    rows.append(("geometric mean", "", "", "", f"{geomean(r1):.2f}×", f"{geomean(r2):.2f}×", "", "", "", ""))
-    print_table(("model", "webnn-py ms", "ORT-wasm 1T ms", "ORT-wasm 2T ms", "ratio /1T", "ratio /2T",
-                 "timed runs (w/1T/2T)", "warm-up s (w/1T/2T)", "all on WebNN", "max |Δ| vs ORT native"), rows)
+    rows.append(("geometric mean", *[""] * len(SIDES), *(f"{geomean(q):.2f}×" for q in ratios.values()), "", "", "",
+                 ""))
+    print_table(("model", "EP ms", "builder ms", "ORT-wasm 1T ms", "ORT-wasm 2T ms", "EP /1T", "EP /2T",
+                 "builder /1T", "builder /2T", "timed runs (EP/b/1T/2T)", "warm-up s (EP/b/1T/2T)",
+                 "all on WebNN", "max |Δ| vs ORT native"), rows)
     return ok
 
 
@@ -259,8 +280,10 @@ def main(argv=None) -> int:
     if browser:
         threads = sorted({r["threads"] for name, r in browser.items() if name in args.models})
         print(f"\nBrowser: headless {browser.pop('engine')}, crossOriginIsolated={browser.pop('isolated')}, "
-              f"the 2T page's ORT-web ran {'/'.join(map(str, threads))} thread(s); webnn-py = ONNX Runtime Web's WebNN EP over navigator.ml; warm-up until a 1 s window's median falls < 2 % (! = hit "
-              f"--max-warmup), then {measure:g} s alternating; medians of session.run() in ms")
+              f"the 2T page's ORT-web ran {'/'.join(map(str, threads))} thread(s); webnn-py through ONNX Runtime Web's "
+              f"WebNN EP over navigator.ml (EP: session.run()) and through MLGraphBuilder directly (builder: "
+              f"writeTensor per input, dispatch, readTensor per output); warm-up until a 1 s window's median falls "
+              f"< 2 % (! = hit --max-warmup), then {measure:g} s alternating; medians per run in ms")
         ok = report_browser(browser, args.models) and ok
     if host:
         print(f"\nHost: CPython webnn_py (ONNX → builder) vs onnxruntime native (CPU EP, 1 thread); medians in ms "

@@ -1,6 +1,9 @@
-"""bench/zoo.py --quick runs end to end on two small models: every node on ORT-web's WebNN
-EP, every side's output matching onnxruntime native, both tables and their geometric means
-printed. Timings are printed, never asserted."""
+"""bench/zoo.py --quick runs end to end on small models: every node on ORT-web's WebNN EP,
+every side's output (webnn-py through ORT's EP and through the recorded builder calls, ORT-web
+wasm 1T and 2T) matching onnxruntime native, both tables and their geometric means printed.
+Timings are printed, never asserted. The recording the builder side replays is checked on
+its own too: replayed by a Python stand-in for zoo.mjs's generic replay, it computes what
+onnxruntime does."""
 from __future__ import annotations
 
 import re
@@ -20,20 +23,39 @@ def test_quick_zoo_runs(pyodide_runtime):
     require_browser_bench("ort.all.min.mjs")
     # The fixture rebuilt the wheel from the current sources.
     proc = subprocess.run([sys.executable, str(REPO / "bench" / "zoo.py"), "--quick", "--no-setup",
-                           "--models", "add", "gru"], capture_output=True, text=True, timeout=300)
+                           "--models", "add", "gru", "lstm"], capture_output=True, text=True, timeout=300)
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
     assert "MISMATCH" not in out and "FAILED" not in proc.stderr
     assert "crossOriginIsolated=True" in out, out
-    for name in ("add", "gru"):
-        # browser row: three medians, two ratios, runs, warm-up, "yes" (all nodes on WebNN), three diffs
-        assert re.search(rf"^{name}\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+×\s+[\d.]+×\s.*\syes\s+\S+; \S+; \S+$",
-                         out, re.M), out
+    for name in ("add", "gru", "lstm"):
+        # browser row: four medians (EP, builder, ORT-wasm 1T, 2T), four ratios (EP and builder against
+        # 1T and 2T), runs, warm-up, "yes" (all nodes on WebNN), four diffs (none a MISMATCH)
+        assert re.search(rf"^{name}(\s+[\d.]+){{4}}(\s+[\d.]+×){{4}}\s.*\syes\s+\S+; \S+; \S+; \S+$", out, re.M), out
         # host row: two medians, their ratio, the two CPU times per run and their ratio
         assert re.search(rf"^{name}\s+[\d.]+\s+[\d.]+\s+[\d.]+×\s+[\d.]+ / [\d.]+\s+[\d.]+×\s", out, re.M), out
-    # browser: /1T, /2T; host: wall clock, CPU time
-    assert len(re.findall(r"^geometric mean\s+[\d.]+×\s+[\d.]+×\s*$", out, re.M)) == 2, out
+    # browser: EP /1T, /2T, builder /1T, /2T; host: wall clock, CPU time
+    assert re.search(r"^geometric mean(\s+[\d.]+×){4}\s*$", out, re.M), out
+    assert re.search(r"^geometric mean(\s+[\d.]+×){2}\s*$", out, re.M), out
     assert re.search(r"load average [\d.]+ → [\d.]+ → [\d.]+", out), out
+
+
+async def _check_on_host(name: str, context, builder, outputs: dict, model) -> None:
+    """Build `outputs`, run it once on the model's sample inputs (writeTensor → dispatch →
+    readTensor) and compare every output with onnxruntime's."""
+    import numpy as np
+
+    graph = await builder.build(outputs)
+    inputs = {}
+    for key, array in model.inputs.items():
+        inputs[key] = await context.createTensor({"dataType": "float32", "shape": list(array.shape), "writable": True})
+        context.writeTensor(inputs[key], array)
+    results = {k: await context.createTensor({"dataType": o.dataType, "shape": o.shape, "readable": True})
+               for k, o in outputs.items()}
+    context.dispatch(graph, inputs, results)
+    for key, expected in model.reference.items():
+        got = np.frombuffer(await context.readTensor(results[key]), np.float32).reshape(expected.shape)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5, err_msg=f"{name}: {key}")
 
 
 def test_zoo_models_translate_to_webnn_on_the_host(tmp_path):
@@ -43,7 +65,6 @@ def test_zoo_models_translate_to_webnn_on_the_host(tmp_path):
     sys.path.insert(0, str(REPO / "bench"))
     import asyncio
 
-    import numpy as np
     from onnx_webnn import emit_onnx
     from zoo_models import export_zoo
 
@@ -53,19 +74,97 @@ def test_zoo_models_translate_to_webnn_on_the_host(tmp_path):
         model = export_zoo(name, tmp_path)
         context = await webnn_py.ml.createContext()
         builder = webnn_py.MLGraphBuilder(context)
-        outputs = emit_onnx(model.path, builder)
-        graph = await builder.build(outputs)
-        inputs = {}
-        for key, array in model.inputs.items():
-            inputs[key] = await context.createTensor({"dataType": "float32", "shape": list(array.shape),
-                                                      "writable": True})
-            context.writeTensor(inputs[key], array)
-        results = {k: await context.createTensor({"dataType": "float32", "shape": o.shape, "readable": True})
-                   for k, o in outputs.items()}
-        context.dispatch(graph, inputs, results)
-        for key, expected in model.reference.items():
-            got = np.frombuffer(await context.readTensor(results[key]), np.float32).reshape(expected.shape)
-            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5, err_msg=f"{name}: {key}")
+        await _check_on_host(name, context, builder, emit_onnx(model.path, builder), model)
 
     for name in ("lstm", "gru", "vit_block", "mobilenet_v3_small"):
         asyncio.run(run(name))
+
+
+def _replay(recording: dict, blob: bytes, builder) -> dict:
+    """zoo.mjs's replay in Python: every recorded call on `builder`, arguments decoded as the page
+    decodes them; {graph output name: MLOperand}."""
+    import numpy as np
+
+    dtypes = {"Float32Array": np.float32, "Int32Array": np.int32, "Uint32Array": np.uint32, "Int8Array": np.int8,
+              "Uint8Array": np.uint8, "BigInt64Array": np.int64, "BigUint64Array": np.uint64}
+    operands: dict = {}
+
+    def decode(value):
+        if isinstance(value, list):
+            return [decode(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if "$operand" in value:
+            return operands[value["$operand"]]
+        if "$bytes" in value:
+            offset, length = value["$bytes"]
+            return np.frombuffer(blob, dtypes[value["type"]], length, offset)
+        if "$number" in value:
+            return float(value["$number"].replace("Infinity", "inf"))
+        return {k: decode(v) for k, v in value.items()}
+
+    for call in recording["calls"]:
+        result = getattr(builder, call["op"])(*decode(call["args"]))
+        ids = call["result"] if isinstance(call["result"], list) else [call["result"]]
+        operands.update(zip(ids, result if isinstance(call["result"], list) else [result]))
+    return {name: operands[i] for name, i in recording["outputs"].items()}
+
+
+def test_recorded_builder_calls_replay_to_onnxruntime_results(tmp_path):
+    """bench/webnn_recording.py's recording of bench/onnx_webnn.py's translation (what zoo.mjs's
+    builder side replays in the page), replayed from its JSON and blob alone, computes what
+    onnxruntime does: multi-output operators (lstm's three, gru's two), constants in the blob,
+    graph inputs' descriptors."""
+    for module in ("torch", "onnx", "onnxruntime"):
+        pytest.importorskip(module)
+    sys.path.insert(0, str(REPO / "bench"))
+    import asyncio
+    import json
+
+    from onnx_webnn import emit_onnx
+    from webnn_recording import record
+    from zoo_models import export_zoo
+
+    import webnn_py
+
+    async def run(name):
+        model = export_zoo(name, tmp_path)
+        context = await webnn_py.ml.createContext()
+        text, blob = record(lambda builder: emit_onnx(model.path, builder), context)
+        recording = json.loads(text)
+        assert recording["inputs"] == {k: {"dataType": "float32", "shape": list(a.shape)}
+                                       for k, a in model.inputs.items()}, name
+        builder = webnn_py.MLGraphBuilder(context)
+        outputs = _replay(recording, blob, builder)
+        assert list(outputs) == list(model.reference), name
+        await _check_on_host(name, context, builder, outputs, model)
+
+    for name in ("lstm", "gru", "add", "mobilenet_v3_small"):
+        asyncio.run(run(name))
+
+
+def test_recording_encodes_what_json_cannot_hold():
+    """Non-finite numbers (a clamp with one bound) and typed arrays of other types survive the trip."""
+    sys.path.insert(0, str(REPO / "bench"))
+    import asyncio
+    import json
+
+    import numpy as np
+    from webnn_recording import record
+
+    import webnn_py
+
+    def emit(builder):
+        x = builder.input("x", {"dataType": "float32", "shape": [2, 3]})
+        clamped = builder.clamp(x, {"minValue": float("-inf"), "maxValue": 0.5})
+        indices = builder.constant({"dataType": "int32", "shape": [2]}, np.array([2, 0], np.int32))
+        return {"y": builder.gather(clamped, indices, {"axis": 1})}
+
+    context = asyncio.run(webnn_py.ml.createContext())
+    text, blob = record(emit, context)
+    calls = json.loads(text)["calls"]
+    assert calls[1]["args"][1] == {"minValue": {"$number": "-Infinity"}, "maxValue": 0.5}
+    offset, length = calls[2]["args"][1]["$bytes"]
+    assert calls[2]["args"][1]["type"] == "Int32Array" and offset % 8 == 0
+    assert np.frombuffer(blob, np.int32, length, offset).tolist() == [2, 0]
+    assert calls[3]["result"] == 3 and calls[3]["args"][0] == {"$operand": 1}
