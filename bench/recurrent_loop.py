@@ -19,8 +19,9 @@ Each sample is one plan.execute() (numpy's BLAS on one thread); the table gives 
 --browser: the same in headless Chromium through navigator.ml (bench/recurrent_loop.html,
 the polyfill served by webnn_py.serve), each sample a block of `--repeat` runs of
 writeTensor(x) + dispatch + await readTensor(sequence); there "walked" is the same loop
-whose body multiplies the sequence's parts by 1 (an extra operation, so the loop is not
-fused), as the page cannot switch the compiler off. Warm-up until a batch median stops
+with the cell's weight a body input bound to a graph input (written once), so not fused,
+as the page cannot switch the compiler off (the cell kernel reads its weights at every
+step either way, so each step's work is the same). Warm-up until a batch median stops
 falling by 2 %.
 
 Numbers only, no assertion.
