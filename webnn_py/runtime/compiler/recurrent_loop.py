@@ -151,7 +151,7 @@ def fused_recurrent_loop(node: Node, constant_of: Callable) -> Callable | None:
     # Each state: a body input with a back edge from the cell's own new state (Loop-5 back_edges).
     state_names = [_source(cell.inputs[position]).input_name for position in state_positions]
     for k, name in enumerate(state_names):
-        if name not in fed_by or name in invariant or _source(outputs_of[fed_by[name]]) is not cell.outputs[k]:
+        if name not in fed_by or _source(outputs_of[fed_by[name]]) is not cell.outputs[k]:
             return None
     if {target for target in fed_by if target not in invariant} != set(state_names):
         return None
@@ -233,5 +233,4 @@ def fused_recurrent_loop(node: Node, constant_of: Callable) -> Callable | None:
                 parts = results[-1].reshape((count,) + body_shape[:axis] + body_shape[axis + 1:])
                 arrays.append(np.ascontiguousarray(np.moveaxis(parts, 0, axis)))
         return arrays
-    kernel.fused_cell = cell.kind            # what the plan runs, for tests and profiles
     return kernel
