@@ -6,6 +6,7 @@ its own too: replayed by a Python stand-in for zoo.mjs's generic replay, it comp
 onnxruntime does."""
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -16,6 +17,9 @@ import pytest
 from tests.bench.conftest import require_browser_bench
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+from onnx_webnn import emit_onnx  # noqa: E402  (bench/: numpy at import, onnx at first use)
+from webnn_recording import record  # noqa: E402
 
 
 @pytest.mark.bench_smoke
@@ -40,32 +44,15 @@ def test_quick_zoo_runs(pyodide_runtime):
     assert re.search(r"load average [\d.]+ → [\d.]+ → [\d.]+", out), out
 
 
-async def _check_on_host(name: str, context, builder, outputs: dict, model) -> None:
-    """Build `outputs`, run it once on the model's sample inputs (writeTensor → dispatch →
-    readTensor) and compare every output with onnxruntime's."""
-    import numpy as np
-
-    graph = await builder.build(outputs)
-    inputs = {}
-    for key, array in model.inputs.items():
-        inputs[key] = await context.createTensor({"dataType": "float32", "shape": list(array.shape), "writable": True})
-        context.writeTensor(inputs[key], array)
-    results = {k: await context.createTensor({"dataType": o.dataType, "shape": o.shape, "readable": True})
-               for k, o in outputs.items()}
-    context.dispatch(graph, inputs, results)
-    for key, expected in model.reference.items():
-        got = np.frombuffer(await context.readTensor(results[key]), np.float32).reshape(expected.shape)
-        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5, err_msg=f"{name}: {key}")
-
-
-def test_zoo_models_translate_to_webnn_on_the_host(tmp_path):
-    """bench/onnx_webnn.py's translation of small zoo graphs computes what onnxruntime does."""
+def _check_zoo_on_host(tmp_path, names, emit) -> None:
+    """For each zoo model in `names`: `emit(model, context, builder)` gives {output: MLOperand}
+    on a host MLGraphBuilder; built, run once on the model's sample inputs (writeTensor →
+    dispatch → readTensor) and every output compared with onnxruntime's."""
     for module in ("torch", "onnx", "onnxruntime"):
         pytest.importorskip(module)
-    sys.path.insert(0, str(REPO / "bench"))
     import asyncio
 
-    from onnx_webnn import emit_onnx
+    import numpy as np
     from zoo_models import export_zoo
 
     import webnn_py
@@ -74,10 +61,28 @@ def test_zoo_models_translate_to_webnn_on_the_host(tmp_path):
         model = export_zoo(name, tmp_path)
         context = await webnn_py.ml.createContext()
         builder = webnn_py.MLGraphBuilder(context)
-        await _check_on_host(name, context, builder, emit_onnx(model.path, builder), model)
+        outputs = emit(model, context, builder)
+        graph = await builder.build(outputs)
+        inputs = {}
+        for key, array in model.inputs.items():
+            inputs[key] = await context.createTensor({"dataType": "float32", "shape": list(array.shape),
+                                                      "writable": True})
+            context.writeTensor(inputs[key], array)
+        results = {k: await context.createTensor({"dataType": o.dataType, "shape": o.shape, "readable": True})
+                   for k, o in outputs.items()}
+        context.dispatch(graph, inputs, results)
+        for key, expected in model.reference.items():
+            got = np.frombuffer(await context.readTensor(results[key]), np.float32).reshape(expected.shape)
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5, err_msg=f"{name}: {key}")
 
-    for name in ("lstm", "gru", "vit_block", "mobilenet_v3_small"):
+    for name in names:
         asyncio.run(run(name))
+
+
+def test_zoo_models_translate_to_webnn_on_the_host(tmp_path):
+    """bench/onnx_webnn.py's translation of small zoo graphs computes what onnxruntime does."""
+    _check_zoo_on_host(tmp_path, ("lstm", "gru", "vit_block", "mobilenet_v3_small"),
+                       lambda model, _context, builder: emit_onnx(model.path, builder))
 
 
 def _replay(recording: dict, blob: bytes, builder) -> dict:
@@ -115,42 +120,23 @@ def test_recorded_builder_calls_replay_to_onnxruntime_results(tmp_path):
     builder side replays in the page), replayed from its JSON and blob alone, computes what
     onnxruntime does: multi-output operators (lstm's three, gru's two), constants in the blob,
     graph inputs' descriptors."""
-    for module in ("torch", "onnx", "onnxruntime"):
-        pytest.importorskip(module)
-    sys.path.insert(0, str(REPO / "bench"))
-    import asyncio
-    import json
-
-    from onnx_webnn import emit_onnx
-    from webnn_recording import record
-    from zoo_models import export_zoo
-
-    import webnn_py
-
-    async def run(name):
-        model = export_zoo(name, tmp_path)
-        context = await webnn_py.ml.createContext()
-        text, blob = record(lambda builder: emit_onnx(model.path, builder), context)
+    def replayed(model, context, builder):
+        text, blob = record(lambda recorder: emit_onnx(model.path, recorder), context)
         recording = json.loads(text)
         assert recording["inputs"] == {k: {"dataType": "float32", "shape": list(a.shape)}
-                                       for k, a in model.inputs.items()}, name
-        builder = webnn_py.MLGraphBuilder(context)
+                                       for k, a in model.inputs.items()}
         outputs = _replay(recording, blob, builder)
-        assert list(outputs) == list(model.reference), name
-        await _check_on_host(name, context, builder, outputs, model)
+        assert list(outputs) == list(model.reference)
+        return outputs
 
-    for name in ("lstm", "gru", "add", "mobilenet_v3_small"):
-        asyncio.run(run(name))
+    _check_zoo_on_host(tmp_path, ("lstm", "gru", "add", "mobilenet_v3_small"), replayed)
 
 
 def test_recording_encodes_what_json_cannot_hold():
     """Non-finite numbers (a clamp with one bound) and typed arrays of other types survive the trip."""
-    sys.path.insert(0, str(REPO / "bench"))
     import asyncio
-    import json
 
     import numpy as np
-    from webnn_recording import record
 
     import webnn_py
 

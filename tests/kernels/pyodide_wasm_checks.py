@@ -336,7 +336,7 @@ async def test_layer_normalization_takes_the_wasm_row_kernel():
 def test_wasm_recurrent_sequences_match_the_numpy_steps():
     """lstm and gru take kernels.c's sequence loops in Pyodide and agree with the numpy
     step-by-step path (run here too, with the kernels switched off): hidden 36 (the recurrent
-    product's rows four at a time), 35 (three rows and columns past its blocks)."""
+    product's rows in pairs), 35 (a last odd row, and columns past its blocks)."""
     for hidden in (36, 35):
         _check_recurrent_sequences(hidden)
 
