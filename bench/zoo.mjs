@@ -107,11 +107,31 @@ async function builderSession(name, inputs) {
     for (const [output, tensor] of outputList) out[output] = new Float32Array(await context.readTensor(tensor));
     return out;
   };
+  // `count` runs with each part timed on its own: medians of the writes, the dispatch, the
+  // awaited reads and the whole run.
+  const timeCalls = async (count) => {
+    const times = {write: [], dispatch: [], read: [], run: []};
+    for (let i = 0; i < count; i++) {
+      const t0 = performance.now();
+      for (const [tensor, data] of inputList) context.writeTensor(tensor, data);
+      const t1 = performance.now();
+      context.dispatch(graph, inputTensors, outputTensors);
+      const t2 = performance.now();
+      for (const [, tensor] of outputList) await context.readTensor(tensor);
+      const t3 = performance.now();
+      times.write.push(t1 - t0);
+      times.dispatch.push(t2 - t1);
+      times.read.push(t3 - t2);
+      times.run.push(t3 - t0);
+    }
+    const median = (values) => values.sort((a, b) => a - b)[values.length >> 1];
+    return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
+  };
   const release = async () => {
     graph.destroy();
     for (const tensor of [...Object.values(inputTensors), ...Object.values(outputTensors)]) tensor.destroy();
   };
-  return {session: {run, release}, info: {buildMs}};
+  return {session: {run, phases: timeCalls, release}, info: {buildMs}};
 }
 
 // Warm up until the median of the last window of runs is no more than `drop` below the
@@ -151,6 +171,9 @@ async function timeRuns(kind, count) {
   return times;
 }
 
+// The builder side's run split into its calls (see builderSession's phases).
+const phases = (kind, count) => sessions[kind].phases(count);
+
 async function release() {
   for (const [kind, s] of Object.entries(sessions)) {
     await s.release();
@@ -158,5 +181,5 @@ async function release() {
   }
 }
 
-Object.assign(self, {setup, warmUp, timeRuns, release});
+Object.assign(self, {setup, warmUp, timeRuns, phases, release});
 self.zooReady = true;

@@ -26,7 +26,8 @@ runs (≥ 1 s, ≥ 5 runs) is no more than 2 % below the previous window's (≥ 
 ≤ --max-warmup s), then the four are timed in alternation (a few runs each per turn, after a
 50 ms pause and one untimed run, in an order rotated every turn) until --measure s have passed.
 Medians, the ratios of both webnn-py sides against ORT-web wasm 1 and 2 threads, their
-geometric means and the load average are printed.
+geometric means and the load average are printed, then where a builder run goes: a few hundred
+more builder runs with each call timed on its own (the writes, dispatch(), the awaited reads).
 
 Host: webnn_py on CPython (the ONNX graph translated to builder calls by bench/onnx_webnn.py,
 writeTensor → dispatch → readTensor) against onnxruntime native, CPU EP, 1 thread, as in
@@ -64,6 +65,7 @@ DROP = 0.02               # warm-up ends when a window's median falls by no more
 # side: (page index, kind in zoo.mjs); "webnn-py" runs through ORT-web's WebNN EP.
 EP, BUILDER = "webnn-py", "webnn-py (builder)"
 SIDES = {EP: (0, "webnn"), BUILDER: (0, "builder"), "ORT-wasm 1T": (0, "wasm"), "ORT-wasm 2T": (1, "wasm")}
+PHASE_RUNS = 200          # builder runs with each call timed on its own, after the alternation
 
 
 class Prepared:
@@ -139,12 +141,14 @@ def run_model(pages: list, sides: dict, name: str, p: Prepared, warm: dict, meas
     warmed = {side: pages[page].evaluate("([k, o]) => warmUp(k, o)", [kind, warm])
               for side, (page, kind) in sides.items()}
     times = alternate({side: (pages[page], kind) for side, (page, kind) in sides.items()}, measure, min_runs)
+    split = {side: pages[page].evaluate("([k, n]) => phases(k, n)", [kind, PHASE_RUNS])
+             for side, (page, kind) in sides.items() if kind == "builder"}
     for page in pages:
         page.evaluate("release()")
     errors = [e for page in pages for e in page.page.errors]
     if errors:
         raise SystemExit(f"page errors: {errors}")
-    return {"times": times, "warm": warmed, "diffs": diffs, "setups": setups}
+    return {"times": times, "warm": warmed, "diffs": diffs, "setups": setups, "phases": split}
 
 
 def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, measure: float, min_runs: int,
@@ -195,6 +199,11 @@ def report_browser(browser: dict, names: list[str]) -> bool:
     print_table(("model", "EP ms", "builder ms", "ORT-wasm 1T ms", "ORT-wasm 2T ms", "EP /1T", "EP /2T",
                  "builder /1T", "builder /2T", "timed runs (EP/b/1T/2T)", "warm-up s (EP/b/1T/2T)",
                  "all on WebNN", "max |Δ| vs ORT native"), rows)
+    print(f"\nWhere a builder run goes ({PHASE_RUNS} runs after the alternation, each call timed on its own; "
+          "medians in ms): writeTensor for every input, dispatch(), readTensor for every output awaited")
+    print_table(("model", "writeTensor ×n", "dispatch", "readTensor ×n", "run"),
+                [(name, *(f"{browser[name]['phases'][BUILDER][k]:.3f}" for k in ("write", "dispatch", "read", "run")))
+                 for name in names])
     return ok
 
 

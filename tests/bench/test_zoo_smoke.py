@@ -36,6 +36,8 @@ def test_quick_zoo_runs(pyodide_runtime):
         # browser row: four medians (EP, builder, ORT-wasm 1T, 2T), four ratios (EP and builder against
         # 1T and 2T), runs, warm-up, "yes" (all nodes on WebNN), four diffs (none a MISMATCH)
         assert re.search(rf"^{name}(\s+[\d.]+){{4}}(\s+[\d.]+×){{4}}\s.*\syes\s+\S+; \S+; \S+; \S+$", out, re.M), out
+        # where a builder run goes: the writes, dispatch, the reads, the whole run
+        assert re.search(rf"^{name}(\s+[\d.]+){{4}}\s*$", out, re.M), out
         # host row: two medians, their ratio, the two CPU times per run and their ratio
         assert re.search(rf"^{name}\s+[\d.]+\s+[\d.]+\s+[\d.]+×\s+[\d.]+ / [\d.]+\s+[\d.]+×\s", out, re.M), out
     # browser: EP /1T, /2T, builder /1T, /2T; host: wall clock, CPU time
