@@ -22,14 +22,20 @@ def c_kernels(request, monkeypatch):
     fast = request.getfixturevalue(request.param)
     calls = []
 
+    def counting(name, function):
+        def counted(*a, **kw):
+            calls.append(name)
+            return function(*a, **kw)
+        return counted
+
     class Counting:
         def __getattr__(self, attr):
             method = getattr(fast, attr)
             if attr in ("lstm_sequence", "gru_sequence"):
-                def counted(*a, **kw):
-                    calls.append(attr)
-                    return method(*a, **kw)
-                return counted
+                return counting(attr, method)
+            if attr in ("bind_lstm_sequence", "bind_gru_sequence"):
+                # a runner binds the loop once and calls it every run: count the calls
+                return lambda *a, **kw: counting(attr[len("bind_"):], method(*a, **kw))
             return method
     monkeypatch.setattr(webnn_py.kernels, "simd", lambda: Counting())
     return calls

@@ -343,27 +343,31 @@ def _c_weights(fast, weight, recurrent_weight):
 class _Scratch:
     """A runner's working memory, made at its first run and reused by every later one: the
     input parts of all time steps (xw, [steps * batch, gates * H], also seen as [steps, batch,
-    gates * H]) and the C loop's gate buffer. A run never suspends (the C calls run to their
-    end), so one set serves every run of its plan step; a new input shape makes a new set."""
+    gates * H]), the C loop's gate buffer, and per direction the two C calls with everything
+    that stays the same bound (`bind(xw, xw_steps, gates)` → [(input GEMM, sequence loop)]:
+    in Pyodide each array's address costs ~1.7 µs, 14 of them a run before). A run never
+    suspends (the C calls run to their end), so one set serves every run of its plan step; a
+    new input shape makes a new set."""
 
-    __slots__ = ("shape", "xw", "xw_steps", "gates")
+    __slots__ = ("shape", "xw", "xw_steps", "gates", "calls")
 
     def __init__(self):
         self.shape = None
 
-    def get(self, steps: int, batch: int, width: int, gates_size: int) -> "_Scratch":
+    def get(self, steps: int, batch: int, width: int, gates_size: int, bind) -> "_Scratch":
         if self.shape != (steps, batch):
             self.xw = np.empty((steps * batch, width), np.float32)
             self.xw_steps = self.xw.reshape(steps, batch, width)
             self.gates = np.empty(gates_size, np.float32)
+            self.calls = bind(self.xw, self.xw_steps, self.gates)
             self.shape = (steps, batch)
         return self
 
 
-def _input_parts(fast, weight_t, packed, bias, x, out):
-    """x Wᵀ + bias for every time step and batch row at once, into `out` [steps * batch, gates * H]."""
+def _rows(x):
+    """x [steps, batch, input] as the input GEMM's C-contiguous float32 rows [steps * batch, input]."""
     a = np.ascontiguousarray(x, np.float32)
-    fast.gemm(a.reshape(a.shape[0] * a.shape[1], -1), weight_t, bias_n=bias, packed_b=packed, out=out)
+    return a.reshape(a.shape[0] * a.shape[1], -1)
 
 
 def _set_initial(state_out, state, d):
@@ -398,19 +402,25 @@ def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attrib
     return_sequence = attributes["return_sequence"]
     scratch = _Scratch()
 
+    def bind(xw, xw_steps, gates):
+        # x Wᵀ + (bias + recurrentBias) for every step at once, then the time loop.
+        return [(fast.bind_input_gemm(weight_t, packed, combined, xw),
+                 fast.bind_lstm_sequence(xw_steps, rt, peep, gates, offsets, d == 1 or backward_all, codes))
+                for d, (weight_t, packed, rt, combined, peep) in enumerate(directions)]
+
     def run(x, initial_hidden, initial_cell):
         steps, batch = x.shape[0], x.shape[1]
-        work = scratch.get(steps, batch, 4 * hidden, batch * 4 * hidden)
+        work = scratch.get(steps, batch, 4 * hidden, batch * 4 * hidden, bind)
         sequence = np.empty((steps, len(directions), batch, hidden), np.float32)
         final_h = np.empty((len(directions), batch, hidden), np.float32)
         final_c = np.empty_like(final_h)
-        for d, (weight_t, packed, rt, combined, peep) in enumerate(directions):
-            _input_parts(fast, weight_t, packed, combined, x, work.xw)
+        rows = _rows(x)
+        for d, (input_parts, time_loop) in enumerate(work.calls):
+            input_parts(rows)
             h, c = final_h[d], final_c[d]
             _set_initial(h, initial_hidden, d)
             _set_initial(c, initial_cell, d)
-            fast.lstm_sequence(work.xw_steps, rt, peep, h, c, sequence[:, d], offsets, d == 1 or backward_all,
-                               codes, gates=work.gates)
+            time_loop(h, c, sequence[:, d])
         return [final_h, final_c, sequence] if return_sequence else [final_h, final_c]
     return run
 
@@ -434,17 +444,23 @@ def gru_runner(weight, recurrent_weight, bias, recurrent_bias, attributes):
     return_sequence, reset_after = attributes["return_sequence"], attributes["reset_after"]
     scratch = _Scratch()
 
+    def bind(xw, xw_steps, gates):
+        # x Wᵀ + bias for every step at once, then the time loop (which adds recurrentBias).
+        return [(fast.bind_input_gemm(weight_t, packed, b, xw),
+                 fast.bind_gru_sequence(xw_steps, rt, rb, gates, offsets, d == 1 or backward_all, reset_after, codes))
+                for d, (weight_t, packed, rt, b, rb) in enumerate(directions)]
+
     def run(x, initial_hidden):
         steps, batch = x.shape[0], x.shape[1]
-        work = scratch.get(steps, batch, 3 * hidden, batch * 3 * hidden + hidden)
+        work = scratch.get(steps, batch, 3 * hidden, batch * 3 * hidden + hidden, bind)
         sequence = np.empty((steps, len(directions), batch, hidden), np.float32)
         final = np.empty((len(directions), batch, hidden), np.float32)
-        for d, (weight_t, packed, rt, b, rb) in enumerate(directions):
-            _input_parts(fast, weight_t, packed, b, x, work.xw)
+        rows = _rows(x)
+        for d, (input_parts, time_loop) in enumerate(work.calls):
+            input_parts(rows)
             h = final[d]
             _set_initial(h, initial_hidden, d)
-            fast.gru_sequence(work.xw_steps, rt, rb, h, sequence[:, d], offsets, d == 1 or backward_all,
-                              reset_after, codes, gates=work.gates)
+            time_loop(h, sequence[:, d])
         return [final, sequence] if return_sequence else [final]
     return run
 
