@@ -431,6 +431,8 @@ def _validate_tensors_with_descriptors(what: str, named_tensors: dict, descripto
 
 
 def _bytearray_copy(array: np.ndarray) -> bytearray:
+    if array.flags.c_contiguous:
+        return bytearray(memoryview(array).cast("B"))      # one copy, no zero-filling first
     out = bytearray(array.nbytes)
     np.frombuffer(out, dtype=array.dtype)[:] = array.reshape(-1)
     return out

@@ -230,8 +230,8 @@ class PromiseFuture(asyncio.Future):
     event-loop turns (~0.7 ms per readTensor() in Chromium)."""
 
     _listeners: list | None = None
-    # The ML task that will settle it, while queued (queue_ml_task).
-    _ml_task: Callable[[], None] | None = None
+    # The ML task that will settle it and its _MLTaskSource (queue_ml_task).
+    _ml_task: tuple | None = None
 
     def __await__(self):
         """`await`: when the ML task that settles this promise is queued, nothing else
@@ -239,10 +239,10 @@ class PromiseFuture(asyncio.Future):
         (_MLTaskSource.run_early), the loop's next turns would run those tasks and then
         this coroutine's continuation, nothing in between: they run here instead, and
         the await does not yield."""
-        task = self._ml_task
-        if task is not None and not self.done() and not self._callbacks:
-            loop = self.get_loop()
-            _ml_task_sources[loop].run_early(loop, task)
+        pending = self._ml_task
+        if pending is not None and not self.done() and not self._callbacks:
+            source, task = pending
+            source.run_early(self.get_loop(), task)
         return super().__await__()
 
     __iter__ = __await__
@@ -278,12 +278,10 @@ def queue_ml_task(promise, task: Callable[[], None]) -> None:
     if loop is None:
         task()
     elif isinstance(loop, asyncio.BaseEventLoop):
-        source = _ml_task_sources.get(loop)
-        if source is None:
-            source = _ml_task_sources[loop] = _MLTaskSource()
+        source = _ml_task_source(loop)
         source.queue(loop, task)
         if type(promise) is PromiseFuture:
-            promise._ml_task = task
+            promise._ml_task = (source, task)
     else:
         loop.call_soon(task)
 
@@ -326,14 +324,29 @@ class _MLTaskSource:
         asyncio skips them). The callback stays scheduled and finds what is left."""
         ready = loop._ready         # asyncio.BaseEventLoop's ready callbacks (a deque of Handles)
         handle = self.handle() if self.handle is not None else None
-        if handle is None or not all(h is handle or h.cancelled() for h in ready):
+        if handle is None:
+            return
+        if not (len(ready) == 1 and ready[0] is handle) and not all(h is handle or h.cancelled() for h in ready):
             return
         while self.tasks and self._run_one() is not task:
             pass
 
 
-# Each asyncio loop's ML task source, for as long as the loop lives.
+# Each asyncio loop's ML task source, for as long as the loop lives; the last one looked up
+# (a weak reference to its loop, the source) is kept at hand: programs use one loop at a time.
 _ml_task_sources: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _MLTaskSource]" = weakref.WeakKeyDictionary()
+_last_source: tuple = (lambda: None, None)
+
+
+def _ml_task_source(loop: asyncio.BaseEventLoop) -> _MLTaskSource:
+    global _last_source
+    loop_ref, source = _last_source
+    if loop_ref() is not loop:
+        source = _ml_task_sources.get(loop)
+        if source is None:
+            source = _ml_task_sources[loop] = _MLTaskSource()
+        _last_source = (weakref.ref(loop), source)
+    return source
 
 
 def new_future() -> PromiseFuture:
