@@ -1,20 +1,24 @@
 """webnn-py's kernel pool (README "Kernels", Threads) against its one-thread kernels and ORT-web.
 
     .venv/bin/python bench/threads.py [--models NAME ...] [--gemms-only | --skip-gemms]
-                                      [--min-warmup S] [--max-warmup S] [--measure S] [--no-setup]
+                                      [--min-warmup S] [--max-warmup S] [--measure S]
+                                      [--pool SETTINGS ...] [--no-setup]
 
 Part 1, GEMMs: in a cross-origin isolated Chromium page (tests/browser/pages/kernel_pool.html:
 Pyodide and webnn_py without the polyfill), the zoo CNNs' GEMM shapes (1×1 and im2col
 convolutions, packed constant B, bias and relu6 epilogue) timed on one thread and through the
-pool in alternation (the pool's thresholds lifted, so every shape is measured; the pool
-chooses per shape between its workers and one thread, and the table says how often it
-pooled), with what the pooled calls' tiles did (taken by a worker, late).
+pool in alternation (the pool's thresholds lifted and its per-shape choice off, so every call
+of every shape is pooled where a worker is ready: what the pool itself does), with what the
+pooled calls' tiles did (taken by a worker, taken back by the page's thread, late).
 
 Part 2, models: bench/zoo.py's CNNs in isolated pages of one headless Chromium
 (bench/threads.html): page A with `kernelThreads: 0` (webnn-py's one-thread kernels) and
-ORT-web's wasm EP on 1 thread, page B with ORT-web on 2 threads, then a page per --linger value
-(kernelThreadsLingerMs) with the pool (its default). The sides are checked against onnxruntime native, warmed up alone until their medians
-settle, then timed in alternation as bench/zoo.py does. Medians, the ratios and the load
+ORT-web's wasm EP on 1 thread, page B with ORT-web on 2 threads, then a page per --pool value
+with the pool (default: one page, the pool's defaults; e.g. `--pool kernelThreadsLingerMs=0.3 ""`
+compares two pages, the first with workers that poll 0.3 ms before they sleep; the GEMM table
+is then printed once per value). The sides are checked
+against onnxruntime native, warmed up alone until their medians settle, then timed in
+alternation as bench/zoo.py does. Medians, the ratios and the load
 average are printed. The machine's other work shares its cores: ratios measured side by side
 are what count.
 """
@@ -36,8 +40,6 @@ for _path in (str(REPO), str(BENCH)):
 from webnn_bench import (COI_HEADERS, median_ms,  # noqa: E402
                          prepare_browser_runtime, print_table)
 from zoo import DROP, Prepared, geomean, placed_on_webnn, run_model, zoo_pages  # noqa: E402
-
-from webnn_py.kernels.pool import LINGER_MS  # noqa: E402
 
 CNNS = ["mobilenet_v2", "resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0"]
 # (rows m, depth k, columns n): the zoo CNNs' GEMMs at 224×224 (rows = output pixels).
@@ -87,6 +89,7 @@ for _ in range(100):
     if threads.pool is not None and threads.pool.stats()["calls"]:
         break
     await asyncio.sleep(0.1)
+threads.pool.set_mode("pool")                  # every call pooled: what the pool itself does
 for m, k, n in SHAPES:
     a = rng.standard_normal((m, k), dtype=np.float32)
     b = rng.standard_normal((k, n), dtype=np.float32)
@@ -110,14 +113,14 @@ for m, k, n in SHAPES:
 """
 
 
-def gemm_bench(rounds: int) -> dict:
+def gemm_bench(rounds: int, settings: str) -> dict:
     import browsers
     from webnn_py.serve import PolyfillServer
 
     code = GEMM_CODE.replace("SHAPES", repr(GEMMS)).replace("ROUNDS", str(rounds))
     with PolyfillServer(root=PAGES, headers=COI_HEADERS) as server, browsers.launch("chromium") as browser, \
             browser.new_page() as page:
-        page.goto(f"{server.url}/kernel_pool.html")
+        page.goto(f"{server.url}/kernel_pool.html?{settings}")
         facts = page.evaluate("window.booted", timeout=300)
         if "error" in facts or not facts["crossOriginIsolated"]:
             raise SystemExit(f"the GEMM page did not boot isolated: {facts}")
@@ -135,36 +138,44 @@ def report_gemms(gemms: dict) -> None:
         rows.append((f"{m}×{k}×{n}", f"{one:.3f}", f"{pool:.3f}", f"{pool / one:.2f}×",
                      f"{min(r['one']):.3f}", f"{min(r['pool']):.3f}",
                      f"{min(r['pool']) / min(r['one']):.2f}×",
-                     f"{s['calls']}/{s['calls'] + s['oneThread']}", f"{s['workerTiles']}/{s['tiles']}", str(s["late"])))
+                     f"{s['calls']}/{s['calls'] + s['oneThread']}", f"{s['workerTiles']}/{s['tiles']}", str(s["late"]),
+                     str(s["wakeUps"]), f"{s['startMs'] / max(s['workerCalls'], 1):.3f}",
+                     f"{s['mineMacs'] / max(s['mineMs'], 1e-9) * 2e-6:.0f}/{s['workerMacs'] / max(s['workerMs'], 1e-9) * 2e-6:.0f}",
+                     *(f"{s[key] / max(s['calls'], 1):.3f}" for key in ("readyMs", "wakeMs", "copyMs", "waitMs"))))
     print_table(("GEMM m×k×n", "1 thread ms", "pool ms", "pool/1T", "min 1T", "min pool", "min ratio",
-                 "pooled calls", "worker tiles", "late"), rows)
+                 "pooled calls", "worker tiles", "late", "wake-ups", "worker start ms", "GFLOP/s page/worker", "ready ms", "wake ms", "copy in ms",
+                 "wait+copy back ms"), rows)
 
 
-def sides_for(lingers: list[float]) -> dict:
+def sides_for(pools: list[str]) -> dict:
     """{side: (page index, kind)}: page 0 webnn-py on one thread + ORT-web 1T, page 1 ORT-web 2T
     (whose threads spin on after its runs: nothing else runs in that page), page 2 + i the pool
-    with lingers[i]."""
+    with the settings pools[i] (a query string of webnnPolyfillConfig options)."""
     sides = {"webnn-py 1T": (0, "webnn")}
-    for i, linger in enumerate(lingers):
-        sides[pool_side(linger, lingers)] = (2 + i, "webnn")
+    for i, settings in enumerate(pools):
+        sides[pool_side(i, pools)] = (2 + i, "webnn")
     sides.update({"ORT-wasm 1T": (0, "wasm"), "ORT-wasm 2T": (1, "wasm")})
     return sides
 
 
-def pool_side(linger: float, lingers: list[float]) -> str:
-    return "webnn-py pool" if len(lingers) == 1 else f"pool linger {linger:g}"
+def pool_side(index: int, pools: list[str]) -> str:
+    return "webnn-py pool" if len(pools) == 1 else f"pool {pools[index] or 'defaults'}"
 
 
-def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, lingers: list[float]) -> dict:
+def pool_short(index: int, pools: list[str]) -> str:
+    return "pool" if len(pools) == 1 else f"P{index + 1}"
+
+
+def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, pools: list[str]) -> dict:
     out = {}
     with tempfile.TemporaryDirectory(prefix="webnn-threads-") as tmp:
         directory = Path(tmp)
         print("exporting the models to ONNX ...", file=sys.stderr, flush=True)
         prepared = {name: Prepared(name, directory) for name in names}
         queries = ["threads=1&kernelThreads=0", "threads=2&kernelThreads=0"]
-        queries += [f"threads=1&kernelThreadsLingerMs={linger:g}" for linger in lingers]
+        queries += [f"threads=1&{settings}" for settings in pools]
         with zoo_pages(directory, "chromium", "threads.html", queries) as (out["engine"], pages):
-            sides = sides_for(lingers)
+            sides = sides_for(pools)
             for name, p in prepared.items():
                 print(f"{name}: warming each side up until its median settles, then timing {measure:g} s ...",
                       file=sys.stderr, flush=True)
@@ -176,16 +187,15 @@ def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, lin
     return out
 
 
-def report_models(models: dict, names: list[str], lingers: list[float]) -> bool:
-    sides = sides_for(lingers)
-    pools = [pool_side(linger, lingers) for linger in lingers]
+def report_models(models: dict, names: list[str], pools: list[str]) -> bool:
+    sides = sides_for(pools)
     ok, rows, ratios = True, [], {}
     for name in names:
         r = models[name]
         med = {side: median_ms(t) for side, t in r["times"].items()}
         q = {"1T/ORT 2T": med["webnn-py 1T"] / med["ORT-wasm 2T"]}
-        for side in pools:
-            short = "pool" if len(pools) == 1 else side.replace("pool linger ", "L")
+        for i in range(len(pools)):
+            side, short = pool_side(i, pools), pool_short(i, pools)
             q[f"{short}/1T"] = med[side] / med["webnn-py 1T"]
             q[f"{short}/ORT 2T"] = med[side] / med["ORT-wasm 2T"]
         for key, value in q.items():
@@ -211,31 +221,33 @@ def main(argv=None) -> int:
     parser.add_argument("--max-warmup", type=float, default=40.0)
     parser.add_argument("--measure", type=float, default=10.0)
     parser.add_argument("--min-runs", type=int, default=10)
-    parser.add_argument("--linger", type=float, nargs="+", default=[LINGER_MS],
-                        help="the pool pages' kernelThreadsLingerMs, one page each (default pool.LINGER_MS)")
+    parser.add_argument("--pool", nargs="+", default=[""], metavar="SETTINGS",
+                        help="one pool page per value, a query string of webnnPolyfillConfig options "
+                             "(e.g. kernelThreadsLingerMs=2; default: one page, \"\": the defaults)")
     parser.add_argument("--no-setup", action="store_true", help="do not rebuild build/pyodide's wheel first")
     args = parser.parse_args(argv)
     prepare_browser_runtime(parser, "ort.all.min.mjs", rebuild=not args.no_setup)
     load = [os.getloadavg()[0]]
     gemms = models = None
     if not args.skip_gemms:
-        gemms = gemm_bench(args.rounds)
+        gemms = {settings: gemm_bench(args.rounds, settings) for settings in args.pool}
         load.append(os.getloadavg()[0])
     if not args.gemms_only:
         warm = {"minMs": args.min_warmup * 1000, "maxMs": args.max_warmup * 1000, "windowMs": 1000, "drop": DROP}
-        models = model_bench(args.models, warm, args.measure, args.min_runs, args.linger)
+        models = model_bench(args.models, warm, args.measure, args.min_runs, args.pool)
         load.append(os.getloadavg()[0])
     print(f"machine: {os.cpu_count()} CPUs, 1-minute load average " + " → ".join(f"{v:.1f}" for v in load))
     ok = True
-    if gemms:
-        print(f"\nGEMMs: headless {gemms['engine']}, isolated page, {gemms['workers']} worker(s) + the page's thread; "
-              "packed constant B, bias + relu6 epilogue; medians and minima in ms")
-        report_gemms(gemms)
+    for settings, table in (gemms or {}).items():
+        print(f"\nGEMMs: headless {table['engine']}, isolated page, {table['workers']} worker(s) + the page's thread"
+              f"{', ' + settings if settings else ''}; packed constant B, bias + relu6 epilogue; medians and minima in ms")
+        report_gemms(table)
     if models:
         print(f"\nModels: headless {models.pop('engine')}, isolated pages (kernelThreads 0 + ORT-web 1 thread; "
-              f"ORT-web 2 threads; the pool with linger {', '.join(f'{v:g}' for v in args.linger)} ms); "
-              "medians of session.run() in ms")
-        ok = report_models(models, args.models, args.linger)
+              "ORT-web 2 threads; the pool" + (f" pages P1..P{len(args.pool)}: " + ", ".join(
+                  f"P{i + 1} {v or 'defaults'}" for i, v in enumerate(args.pool)) if len(args.pool) > 1 else "")
+              + "); medians of session.run() in ms")
+        ok = report_models(models, args.models, args.pool)
     print("\nratios: latency / latency (below 1: the first is faster).")
     return 0 if ok else 1
 

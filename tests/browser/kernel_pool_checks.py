@@ -32,7 +32,8 @@ def reference(a, b, bias_m, bias_n, residual, activation):
 
 
 # (m, k, n, what): every epilogue term, remainder columns (n % 8), rows not a multiple of 4,
-# strided A and C (views of wider arrays), a residual that is C itself.
+# strided A and C (views of wider arrays), a residual that is C itself; narrow GEMMs with many
+# rows (k or n of 16-24: this thread keeps fewer rows, the copies being a larger part).
 CASES = [
     (3136, 144, 64, "bias_n relu6"),
     (784, 576, 128, "bias_n residual"),
@@ -40,6 +41,8 @@ CASES = [
     (402, 96, 100, "bias_n silu strided"),
     (640, 256, 96, "residual_is_out scale"),
     (197, 192, 576, "bias_n"),
+    (12544, 16, 96, "bias_n relu6"),
+    (3137, 144, 20, "bias_n strided"),
 ]
 
 

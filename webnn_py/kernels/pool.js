@@ -14,8 +14,12 @@ const READY = 32;         // READY + w: worker w has instantiated the kernels
 const BUSY = 64;          // BUSY + w: worker w is between looking at STATE and finishing its tile
 const SLEEPING = 80;      // SLEEPING + w: worker w is in (or about to enter) Atomics.wait
 const DONE = 96;          // DONE + t: the generation whose tile t is in the arena's C
+const CLAIMED_AT = 4096;  // Float64 CLAIMED_AT + w: when (ms since the epoch) worker w claimed its first tile of a call
+const WORKED = 4112;      // Float64 WORKED + w: ms worker w has spent in sgemm (stats)
+const WORKED_MACS = 4128; // Float64 WORKED_MACS + w: the multiply-adds of those calls
 const MAX_WORKERS = 16;
 const LINGER = 20;        // how long (ms, float32) a worker polls for the next call before it sleeps
+const OPEN_WAIT = 21;     // how long (ms, float32) a woken worker polls for the call to open before it sleeps again
 const TILE_BITS = 12;
 const CLOSED = (1 << TILE_BITS) - 1;
 const MAX_TILES = CLOSED - 1;
@@ -29,7 +33,7 @@ const [ARG_TILES, ARG_TILE_ROWS, ARG_ROWS, ARG_N, ARG_K, ARG_A, ARG_PACK, ARG_B,
 function workerMain() {
   "use strict";
   const CONSTANTS = null;   // replaced by makePool's constants when the script is made
-  const { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, TILE_BITS, CLOSED } = CONSTANTS;
+  const { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, OPEN_WAIT, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED } = CONSTANTS;
   self.onmessage = (event) => {
     const data = event.data;
     if (!data || data.webnnKernelPool !== 1) return;
@@ -39,6 +43,10 @@ function workerMain() {
     const control = new Int32Array(memory.buffer, 0, DONE);
     const controlF32 = new Float32Array(memory.buffer, 0, DONE);
     const done = new Int32Array(memory.buffer, 0, 16384);
+    const claimedAt = new Float64Array(memory.buffer, CLAIMED_AT * 8, 16);
+    const worked = new Float64Array(memory.buffer, WORKED * 8, 16);
+    const workedMacs = new Float64Array(memory.buffer, WORKED_MACS * 8, 16);
+    let claimedIn = 0;   // the generation of this worker's last claim
     Atomics.store(control, READY + index, 1);
     let seen = Atomics.load(control, WAKE);
     for (;;) {
@@ -49,25 +57,39 @@ function workerMain() {
         const state = Atomics.load(control, STATE), tile = state & CLOSED;
         if (tile === CLOSED || tile >= control[ARGS]) break;
         if (Atomics.compareExchange(control, STATE, state, state + 1) !== state) continue;
+        if (state >>> TILE_BITS !== claimedIn) {
+          claimedIn = state >>> TILE_BITS;
+          claimedAt[index] = performance.timeOrigin + performance.now();   // stats: the pool's start-up per call
+        }
         const tileRows = control[ARGS + 1], rows = Math.min(tileRows, control[ARGS + 2] - tile * tileRows);
         const n = control[ARGS + 3], k = control[ARGS + 4], r0 = tile * tileRows;
         const biasM = control[ARGS + 10], res = control[ARGS + 12];
+        const tileStart = performance.now();
         kernels.sgemm(rows, n, k, control[ARGS + 5] + r0 * k * 4, k, 1, control[ARGS + 7], control[ARGS + 8],
                       control[ARGS + 9] + r0 * n * 4, n, biasM ? biasM + r0 * 4 : 0, control[ARGS + 11],
                       res ? res + r0 * n * 4 : 0, control[ARGS + 13], controlF32[ARGS + 14],
                       controlF32[ARGS + 15], control[ARGS + 6], 1);
+        worked[index] += performance.now() - tileStart;
+        workedMacs[index] += rows * n * k;
         Atomics.store(done, DONE + tile, state >>> TILE_BITS);
       }
       Atomics.store(control, BUSY + index, 0);
       // Poll for the next call for the linger time (default 0, pool.py LINGER_MS), then sleep:
-      // a polling worker needs no wake-up, which can cost the page's thread its core on a busy
-      // machine (the scheduler runs the woken thread there), but it takes CPU time from the page.
+      // a polling worker needs no wake-up, but it takes CPU time from the page's other steps
+      // and from everything else on a busy machine (bench/threads.py: polling between the GEMMs
+      // of a dispatch made them slower at load 2-3), while waking from Atomics.wait takes
+      // ~0.005-0.02 ms when a core is free.
       const until = performance.now() + controlF32[LINGER];
       while (Atomics.load(control, WAKE) === seen && performance.now() < until) { /* poll */ }
       Atomics.store(control, SLEEPING + index, 1);
       Atomics.wait(control, WAKE, seen);
       Atomics.store(control, SLEEPING + index, 0);
       seen = Atomics.load(control, WAKE);
+      // The page wakes the workers before it copies the call's rows into the arena, so the
+      // wake-up overlaps the copy: poll for the call to open, for a while.
+      const openBy = performance.now() + controlF32[OPEN_WAIT];
+      while ((Atomics.load(control, STATE) & CLOSED) === CLOSED && Atomics.load(control, WAKE) === seen &&
+             performance.now() < openBy) { /* poll */ }
     }
   };
 }
@@ -76,7 +98,7 @@ function workerMain() {
 // WebAssembly.Memory; mainKernels: kernels.wasm's exports on it; workerCount: how many;
 // lingerMs: how long an idle worker polls before it sleeps.
 function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, lingerMs) {
-  const constants = { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, TILE_BITS, CLOSED };
+  const constants = { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, OPEN_WAIT, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED };
   const pageSize = 65536;
   const memory = new WebAssembly.Memory({ initial: 64, maximum: maxBytes / pageSize, shared: true });
   const sharedKernels = new WebAssembly.Instance(sharedModule, { env: { memory } }).exports;
@@ -84,6 +106,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   const controlF32 = new Float32Array(memory.buffer, 0, DONE);
   Atomics.store(control, STATE, CLOSED);
   controlF32[LINGER] = lingerMs;
+  controlF32[OPEN_WAIT] = 0.5;   // ms: the copies take 0.01-0.35 ms (bench/threads.py)
   const script = `(${workerMain.toString().replace("const CONSTANTS = null;",
                                                     `const CONSTANTS = ${JSON.stringify(constants)};`)})();`;
   const url = URL.createObjectURL(new Blob([script], { type: "text/javascript" }));
@@ -112,9 +135,24 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // waiting for and copying back the workers' tiles.
   // calls: pooled GEMMs; oneThread: GEMMs this thread did alone (chosen, or declined: no worker
   // ready).
+  // workerCalls: (worker, call) pairs where the worker took a tile; startMs: their sum of the
+  // time from the call's opening to the worker's first claim.
   const stats = { calls: 0, oneThread: 0, declined: 0, tiles: 0, workerTiles: 0, late: 0, stolen: 0, wakeUps: 0,
-                  copyMs: 0, mineMs: 0, stolenMs: 0, waitMs: 0 };
-  const timings = new Map();   // "m,n,k" -> {pool, one: moving averages of ms, calls}
+                  workerCalls: 0, readyMs: 0, wakeMs: 0, copyMs: 0, mineMs: 0, mineMacs: 0, stolenMs: 0, waitMs: 0,
+                  startMs: 0 };
+  const claimedAt = new Float64Array(memory.buffer, CLAIMED_AT * 8, MAX_WORKERS);
+  const worked = new Float64Array(memory.buffer, WORKED * 8, MAX_WORKERS);
+  const workedMacs = new Float64Array(memory.buffer, WORKED_MACS * 8, MAX_WORKERS);
+  // The workers' clocks start elsewhere: claim times are compared on the epoch's (for stats only;
+  // a page that replaced the getter gets NaN there, nothing else).
+  let timeOrigin = NaN;
+  try { timeOrigin = performance.timeOrigin; } catch { /* stats only */ }
+  const timings = new Map();   // "m,n,k" -> {pool, one: the last RECENT calls' ms, calls}
+  const RECENT = 5;
+  // A float copied into or out of the arena (TypedArray.set) costs about this many of the
+  // GEMM's multiply-adds (~0.1 ns a float against ~0.02-0.04 ns a multiply-add in Chromium).
+  const COPY_MACS = 6;
+  let mode = "choose";
 
   function ensure(bytes) {
     if (bytes > memory.buffer.byteLength) {
@@ -166,7 +204,12 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
 
   return {
     workers: workers.length,
-    stats,
+    // What the calls did (stats), with the workers' time in sgemm and its multiply-adds.
+    statistics() {
+      let workerMs = 0, workerMacs = 0;
+      for (let w = 0; w < workers.length; w++) { workerMs += worked[w]; workerMacs += workedMacs[w]; }
+      return { ...stats, workerMs, workerMacs };
+    },
     // A constant B (its packed strips, packPtr/packFloats in Pyodide's memory, and its last
     // n % 8 columns, which the packed kernel reads from B itself: remPtr rows of `rem`
     // floats ldb apart) copied into the arena once; returns its offset (-1: no room).
@@ -193,7 +236,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
         biasM ? biasM + row * 4 : 0, biasN, res ? res + row * ldc * 4 : 0, act, lo, hi, packPtr, 1);
       const key = `${m},${n},${k}`;
       let timing = timings.get(key);
-      if (!timing) timings.set(key, timing = { pool: 0, one: 0, calls: 0 });
+      if (!timing) timings.set(key, timing = { pool: [], one: [], calls: 0 });
       const started = performance.now();
       const pooled = chooseWay(timing) && parallel(m, n, k, aPtr, lda, kept, packFloats, outPtr, ldc, biasM, biasN, res,
                                                    act, lo, hi, inPlace);
@@ -201,11 +244,14 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
         inPlace(0, m);
         stats.oneThread++;
       }
-      const took = performance.now() - started;
-      const way = pooled ? "pool" : "one";
-      timing[way] = timing[way] ? 0.7 * timing[way] + 0.3 * took : took;
+      const recent = pooled ? timing.pool : timing.one;
+      recent.push(performance.now() - started);
+      if (recent.length > RECENT) recent.shift();
       return true;
     },
+    // "choose" (the default: per shape, chooseWay), "pool" (every call that can be pooled is:
+    // bench/threads.py's GEMM table) or "one" (this thread alone).
+    setMode(value) { mode = value; },
     // Whether every worker is ready and none busy within `ms` (tests wait with it so that the
     // next call is pooled).
     idle(ms) {
@@ -225,16 +271,23 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     },
   };
 
-  // Whether this call of a shape tries the pool: the first four calls alternate (pool first),
-  // then the way with the lower moving average of its times, except every 16th call, which
-  // tries the other way (a machine whose other work comes and goes changes the answer). On a
-  // busy machine a pooled call can cost more than it saves: waking a worker can cost this thread
-  // its core (the scheduler runs the woken worker there).
+  // Whether this call of a shape tries the pool: the first six calls alternate (pool first),
+  // then the way with the lower median of its last RECENT times, except every 8th call, which
+  // tries the other way (a machine whose other work comes and goes changes the answer: a way
+  // that lost during a busy moment is tried again soon, and 3 good calls bring it back). On a
+  // busy machine a pooled call can cost more than it saves (a worker the scheduler does not run
+  // loses its tiles to this thread after the copies were made). Medians, not averages: one
+  // call that met a page fault, the arena's growth or a descheduled thread does not decide.
   function chooseWay(timing) {
+    if (mode !== "choose") return mode === "pool";
     const call = timing.calls++;
-    if (call < 4) return call % 2 === 0;
-    const poolIsFaster = timing.pool < timing.one;
-    return call % 16 === 0 ? !poolIsFaster : poolIsFaster;
+    if (call < 6) return call % 2 === 0;
+    const poolIsFaster = median(timing.pool) < median(timing.one);
+    return call % 8 === 0 ? !poolIsFaster : poolIsFaster;
+  }
+  function median(times) {
+    const sorted = times.slice().sort((a, b) => a - b);
+    return sorted[sorted.length >> 1];
   }
 
   // The pooled GEMM; false, having done nothing, when no worker can take part now.
@@ -242,15 +295,32 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     const entered = performance.now();
     const ready = readyWorkers();
     if (!ready) { stats.declined++; return false; }
-    // This thread's rows first, in place; the rest in tiles that anyone may take.
-    const mine = Math.floor(m / (ready + 1) / 4) * 4;
+    // This thread's rows first, in place; the rest in tiles that anyone may take. This thread
+    // also copies the workers' rows in and back, which costs about a fraction `copies` of their
+    // product, so it keeps m (1 - w copies) / (1 + w (1 - copies)) rows (w workers), which
+    // leaves every thread the same time if the estimate holds; if it does not, this thread
+    // takes the tiles still unclaimed after its own rows (eight per worker), so it errs low.
+    const copies = Math.min(0.5, COPY_MACS * (k + n + (res ? n : 0)) / (n * k));
+    const share = Math.max(0, (1 - ready * copies) / (1 + ready * (1 - copies)));
+    const mine = Math.floor(m * share / 4) * 4;
     const rows = m - mine;
-    const tileRows = Math.max(8, Math.ceil(rows / (4 * ready) / 4) * 4);
+    const tileRows = Math.max(8, Math.ceil(rows / (8 * ready) / 4) * 4);
     const tiles = Math.ceil(rows / tileRows);
     const rem = n % 8;
     const floats = rows * k + rows * n + (res ? rows * n : 0) + (biasM ? rows : 0) + (biasN ? n : 0);
     const base = Math.ceil(top / 64) * 64;
     if (tiles > MAX_TILES || !ensure(base + floats * 4 + 64)) { stats.declined++; return false; }
+    // Wake the workers first: they wait for the call to open (OPEN_WAIT) while this thread
+    // copies its rows in, so the wake-up (and a woken thread's first moments on a core) overlaps
+    // the copy instead of following it.
+    const notifying = performance.now();
+    stats.readyMs += notifying - entered;
+    Atomics.add(control, WAKE, 1);
+    for (let w = 0; w < workers.length; w++) {
+      if (Atomics.load(control, SLEEPING + w)) { Atomics.notify(control, WAKE); stats.wakeUps++; break; }
+    }
+    const copying = performance.now();
+    stats.wakeMs += copying - notifying;
     const heapNow = heapView();
     let at = base / 4;
     const aAt = at; at += rows * k;
@@ -267,13 +337,10 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     controlF32[ARGS + 15] = hi;
     generation = generation % 0xFFFFF + 1;
     const open = generation << TILE_BITS;
+    const openedAt = timeOrigin + performance.now();
     Atomics.store(control, STATE, open);
-    Atomics.add(control, WAKE, 1);
-    for (let w = 0; w < workers.length; w++) {
-      if (Atomics.load(control, SLEEPING + w)) { Atomics.notify(control, WAKE); stats.wakeUps++; break; }
-    }
     const started = performance.now();
-    stats.copyMs += started - entered;   // with the wake-up (see the worker's linger)
+    stats.copyMs += started - copying;
     if (mine) inPlace(0, mine);
     const mineTook = performance.now() - started;
     // Then the tiles nobody has taken yet (a worker that is late or asleep loses them).
@@ -309,10 +376,14 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     }
     stats.calls++;
     stats.mineMs += mineTook;
+    stats.mineMacs += mine * n * k;
     stats.stolenMs += waited - started - mineTook;
     stats.waitMs += performance.now() - waited;
     stats.tiles += tiles;
     for (let tile = 0; tile < tiles; tile++) stats.stolen += takenHere[tile];
+    for (let w = 0; w < workers.length; w++) {
+      if (claimedAt[w] >= openedAt) { stats.workerCalls++; stats.startMs += claimedAt[w] - openedAt; }
+    }
     return true;
   }
 

@@ -30,12 +30,14 @@ import numpy as np
 
 _log = logging.getLogger("webnn_py")
 
-# A GEMM goes to the pool from this many multiply-adds, rows per thread, and columns of A and
-# of C: the workers' rows of A (k floats) and of C (n floats) are copied, at ~10 multiply-adds'
-# time a float, so a row's copies cost ~10/n + 10/k of its product (bench/threads.py).
+# A GEMM may go to the pool from this many multiply-adds, rows per thread, and columns of A and
+# of C: the workers' rows of A (k floats) and of C (n floats) are copied, at ~6 multiply-adds'
+# time a float, so a row's copies cost ~6/n + 6/k of its product (bench/threads.py), which
+# pool.js's split takes into account. Narrow GEMMs with many rows (MobileNet's 16-32 channel
+# 1x1 convolutions) can still gain; pool.js's per-shape choice drops those that do not.
 MIN_MACS = 2_000_000
 MIN_ROWS = 64
-MIN_COLUMNS = 64
+MIN_COLUMNS = 16
 # pool.js addresses B's last n % 8 columns n floats before them, above its 64 KiB control block.
 MAX_COLUMNS = 16384
 MAX_WORKERS = 3
@@ -100,14 +102,23 @@ class KernelPool:
                                     _address(packed_b), kept, packed_b.size, _address(out), ldc, _address(bias_m),
                                     _address(bias_n), _address(residual), act, lo, hi))
 
+    def set_mode(self, mode: str) -> None:
+        """"choose" (the default: per GEMM shape, the pool or this thread, whichever has been
+        faster lately), "pool" (always, where a worker is ready) or "one" (this thread)."""
+        self._pool.setMode(mode)
+
     def idle(self, seconds: float) -> bool:
         """Whether every worker is ready and none is busy within `seconds` (spins)."""
         return bool(self._pool.idle(seconds * 1000))
 
     def stats(self) -> dict:
         """What the pool did so far: calls (pooled), oneThread, declined, tiles, workerTiles, late,
-        stolen, wakeUps, and ms spent copying in, on this thread's rows, its stolen tiles, waiting."""
-        return self._pool.stats.to_py()
+        stolen, wakeUps; ms spent checking the workers and waking them (wakeMs), copying in (copyMs), on this thread's rows (mineMs, for mineMacs
+        multiply-adds), its stolen tiles (stolenMs), waiting and copying back (waitMs); workerCalls
+        (a worker took part in a call) and startMs (their sum of the time from the call's opening
+        to the worker's first tile); workerMs, workerMacs: the workers' time in sgemm and its
+        multiply-adds."""
+        return self._pool.statistics().to_py()
 
     def close(self) -> None:
         self._pool.close()
