@@ -19,7 +19,6 @@ const WORKED = 4112;      // Float64 WORKED + w: ms worker w has spent in sgemm 
 const WORKED_MACS = 4128; // Float64 WORKED_MACS + w: the multiply-adds of those calls
 const MAX_WORKERS = 16;
 const LINGER = 20;        // how long (ms, float32) a worker polls for the next call before it sleeps
-const OPEN_WAIT = 21;     // how long (ms, float32) a woken worker polls for the call to open before it sleeps again
 const TILE_BITS = 12;
 const CLOSED = (1 << TILE_BITS) - 1;
 const MAX_TILES = CLOSED - 1;
@@ -33,7 +32,7 @@ const [ARG_TILES, ARG_TILE_ROWS, ARG_ROWS, ARG_N, ARG_K, ARG_A, ARG_PACK, ARG_B,
 function workerMain() {
   "use strict";
   const CONSTANTS = null;   // replaced by makePool's constants when the script is made
-  const { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, OPEN_WAIT, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED } = CONSTANTS;
+  const { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED } = CONSTANTS;
   self.onmessage = (event) => {
     const data = event.data;
     if (!data || data.webnnKernelPool !== 1) return;
@@ -85,11 +84,6 @@ function workerMain() {
       Atomics.wait(control, WAKE, seen);
       Atomics.store(control, SLEEPING + index, 0);
       seen = Atomics.load(control, WAKE);
-      // The page wakes the workers before it copies the call's rows into the arena, so the
-      // wake-up overlaps the copy: poll for the call to open, for a while.
-      const openBy = performance.now() + controlF32[OPEN_WAIT];
-      while ((Atomics.load(control, STATE) & CLOSED) === CLOSED && Atomics.load(control, WAKE) === seen &&
-             performance.now() < openBy) { /* poll */ }
     }
   };
 }
@@ -98,7 +92,7 @@ function workerMain() {
 // WebAssembly.Memory; mainKernels: kernels.wasm's exports on it; workerCount: how many;
 // lingerMs: how long an idle worker polls before it sleeps.
 function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, lingerMs) {
-  const constants = { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, OPEN_WAIT, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED };
+  const constants = { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED };
   const pageSize = 65536;
   const memory = new WebAssembly.Memory({ initial: 64, maximum: maxBytes / pageSize, shared: true });
   const sharedKernels = new WebAssembly.Instance(sharedModule, { env: { memory } }).exports;
@@ -106,7 +100,6 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   const controlF32 = new Float32Array(memory.buffer, 0, DONE);
   Atomics.store(control, STATE, CLOSED);
   controlF32[LINGER] = lingerMs;
-  controlF32[OPEN_WAIT] = 0.5;   // ms: the copies take 0.01-0.35 ms (bench/threads.py)
   const script = `(${workerMain.toString().replace("const CONSTANTS = null;",
                                                     `const CONSTANTS = ${JSON.stringify(constants)};`)})();`;
   const url = URL.createObjectURL(new Blob([script], { type: "text/javascript" }));
@@ -310,17 +303,8 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     const floats = rows * k + rows * n + (res ? rows * n : 0) + (biasM ? rows : 0) + (biasN ? n : 0);
     const base = Math.ceil(top / 64) * 64;
     if (tiles > MAX_TILES || !ensure(base + floats * 4 + 64)) { stats.declined++; return false; }
-    // Wake the workers first: they wait for the call to open (OPEN_WAIT) while this thread
-    // copies its rows in, so the wake-up (and a woken thread's first moments on a core) overlaps
-    // the copy instead of following it.
-    const notifying = performance.now();
-    stats.readyMs += notifying - entered;
-    Atomics.add(control, WAKE, 1);
-    for (let w = 0; w < workers.length; w++) {
-      if (Atomics.load(control, SLEEPING + w)) { Atomics.notify(control, WAKE); stats.wakeUps++; break; }
-    }
     const copying = performance.now();
-    stats.wakeMs += copying - notifying;
+    stats.readyMs += copying - entered;
     const heapNow = heapView();
     let at = base / 4;
     const aAt = at; at += rows * k;
@@ -337,10 +321,21 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     controlF32[ARGS + 15] = hi;
     generation = generation % 0xFFFFF + 1;
     const open = generation << TILE_BITS;
-    const openedAt = timeOrigin + performance.now();
+    const opening = performance.now();
+    stats.copyMs += opening - copying;
+    const openedAt = timeOrigin + opening;
     Atomics.store(control, STATE, open);
+    // Wake the sleeping workers. Waking from Atomics.wait takes ~0.005-0.02 ms when a core is
+    // free; when none is, the notify itself can hold this thread 0.1-0.7 ms (the scheduler runs
+    // the woken worker on this thread's core: bench/threads.py's "wake ms" at load 2-4), which
+    // the per-shape choice then counts against the pool. (Waking them before the copy-in, to
+    // overlap it, left a woken worker polling for the call on this core in that case.)
+    Atomics.add(control, WAKE, 1);
+    for (let w = 0; w < workers.length; w++) {
+      if (Atomics.load(control, SLEEPING + w)) { Atomics.notify(control, WAKE); stats.wakeUps++; break; }
+    }
     const started = performance.now();
-    stats.copyMs += started - copying;
+    stats.wakeMs += started - opening;
     if (mine) inPlace(0, mine);
     const mineTook = performance.now() - started;
     // Then the tiles nobody has taken yet (a worker that is late or asleep loses them).
