@@ -124,8 +124,9 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // The constant operands kept in the arena: [offset, bytes] blocks, first fit, bump above them.
   const free = [];
   let top = CONTROL_BYTES;
-  // What the calls did; the times in ms: copying in, the page's own rows, its stolen tiles,
-  // waiting for and copying back the workers' tiles.
+  // What the calls did; the times in ms: checking the workers and the arena (readyMs), copying
+  // in (copyMs), waking the workers (wakeMs), the page's own rows (mineMs, for mineMacs
+  // multiply-adds), its stolen tiles (stolenMs), waiting for and copying back the workers' tiles.
   // calls: pooled GEMMs; oneThread: GEMMs this thread did alone (chosen, or declined: no worker
   // ready).
   // workerCalls: (worker, call) pairs where the worker took a tile; startMs: their sum of the
