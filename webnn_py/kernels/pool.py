@@ -113,11 +113,12 @@ class KernelPool:
 
     def stats(self) -> dict:
         """What the pool did so far: calls (pooled), oneThread, declined, tiles, workerTiles, late,
-        stolen, wakeUps; ms spent checking the workers and waking them (wakeMs), copying in (copyMs), on this thread's rows (mineMs, for mineMacs
-        multiply-adds), its stolen tiles (stolenMs), waiting and copying back (waitMs); workerCalls
-        (a worker took part in a call) and startMs (their sum of the time from the call's opening
-        to the worker's first tile); workerMs, workerMacs: the workers' time in sgemm and its
-        multiply-adds."""
+        stolen, wakeUps; ms spent checking the workers and the arena (readyMs), copying in
+        (copyMs), waking the workers (wakeMs), on this thread's rows (mineMs, for mineMacs
+        multiply-adds), its stolen tiles (stolenMs), waiting and copying back (waitMs);
+        workerCalls (a worker took part in a call) and startMs (their sum of the time from the
+        call's opening to the worker's first tile); workerMs, workerMacs: the workers' time in
+        sgemm and its multiply-adds."""
         return self._pool.statistics().to_py()
 
     def close(self) -> None:
