@@ -101,3 +101,29 @@ def test_numpy_paths_without_the_native_build(monkeypatch):
     _depthwise_case()
     _gelu_case()
     _pointwise_case()
+
+
+def test_addresses_are_remembered_per_owning_array_and_forgotten_with_it(host):
+    owner = np.zeros((4, 6), np.float32)
+    view = owner[1:, 2:]
+    assert host._ptr(owner) == owner.__array_interface__["data"][0]
+    assert host._ptr(owner) == owner.__array_interface__["data"][0]      # the remembered one
+    assert host._ptr(view) == owner.__array_interface__["data"][0] + (6 + 2) * 4
+    assert host._ptr(None) == 0
+    assert id(owner) in host._addresses and id(view) not in host._addresses
+    key = id(owner)
+    del owner, view
+    assert key not in host._addresses                  # gone with the array
+    fresh = [np.empty(3, np.float32) for _ in range(50)]    # ids are reused: each its own address
+    assert [host._ptr(a) for a in fresh] == [a.__array_interface__["data"][0] for a in fresh]
+
+
+def test_the_host_gemm_gives_ieee_results_without_warnings_and_keeps_the_callers_setting(host):
+    a = np.array([[np.inf, 3e38], [1.0, 2.0]], np.float32)
+    b = np.array([[0.0, 1.0], [2.0, 1.0]], np.float32)
+    with np.errstate(all="raise"):
+        got = host.gemm(a, b)
+        with pytest.raises(FloatingPointError):     # the caller's own setting stays in force
+            np.matmul(a, b)
+    # inf * 0 + 3e38 * 2 is NaN; inf * 1 + 3e38 * 1 is inf; the second row is exact.
+    assert np.isnan(got[0, 0]) and got[0, 1] == np.inf and got[1].tolist() == [4.0, 3.0]
