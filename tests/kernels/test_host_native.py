@@ -109,6 +109,12 @@ def test_addresses_are_remembered_per_owning_array_and_forgotten_with_it(host):
     assert host._ptr(owner) == owner.__array_interface__["data"][0]
     assert host._ptr(owner) == owner.__array_interface__["data"][0]      # the remembered one
     assert host._ptr(view) == owner.__array_interface__["data"][0] + (6 + 2) * 4
+    # Views of all the owner's bytes start where it does; others have their own offsets.
+    start = owner.__array_interface__["data"][0]
+    assert host._ptr(owner.reshape(6, 4)) == host._ptr(owner.T) == start
+    assert host._ptr(owner.reshape(24)[::-1]) == start + 23 * 4
+    assert host._ptr(owner.reshape(24)[1:].reshape(23, 1)) == start + 4
+    assert host._ptr(np.lib.stride_tricks.as_strided(owner[1:], (3, 6), (24, 4))) == start + 24
     assert host._ptr(None) == 0
     assert id(owner) in host._addresses and id(view) not in host._addresses
     key = id(owner)

@@ -108,17 +108,23 @@ class Kernels:
         constants, packed weights: the same objects every run), since
         `__array_interface__` builds a dict each time (~0.8 µs on the host, ~1.7 µs in
         Pyodide; a small CNN's run takes ~300 addresses). An owner's data never moves while
-        it lives (nothing here resizes an array in place); the entry goes when it dies."""
+        it lives (nothing here resizes an array in place); the entry goes when it dies. A
+        contiguous view of all its owner's bytes (a reshape, e.g. a buffer's pixel rows, or a
+        transpose) starts where the owner does, and takes the owner's address."""
         if array is None:
             return 0
         entry = self._addresses.get(id(array))
         if entry is not None and entry[0]() is array:
             return entry[1]
-        address = array.__array_interface__["data"][0]
-        if array.base is None:
+        base = array.base
+        if base is None:
+            address = array.__array_interface__["data"][0]
             key = id(array)
             self._addresses[key] = (weakref.ref(array, lambda _dead: self._addresses.pop(key, None)), address)
-        return address
+            return address
+        if type(base) is np.ndarray and base.base is None and array.nbytes == base.nbytes and array.flags.forc:
+            return self._ptr(base)
+        return array.__array_interface__["data"][0]
 
     def gemm(self, a: np.ndarray, b: np.ndarray, bias_m=None, bias_n=None, clamp=None,
              out: np.ndarray | None = None, residual: np.ndarray | None = None,
