@@ -200,7 +200,8 @@ def report_browser(browser: dict, names: list[str]) -> bool:
                  "builder /1T", "builder /2T", "timed runs (EP/b/1T/2T)", "warm-up s (EP/b/1T/2T)",
                  "all on WebNN", "max |Δ| vs ORT native"), rows)
     print(f"\nWhere a builder run goes ({PHASE_RUNS} runs after the alternation, each call timed on its own; "
-          "medians in ms): writeTensor for every input, dispatch(), readTensor for every output awaited")
+          "medians in ms): writeTensor for every input, dispatch(), readTensor for every output awaited (a "
+          "dispatch longer than a time slice goes on after dispatch() returns: the reads wait for it)")
     print_table(("model", "writeTensor ×n", "dispatch", "readTensor ×n", "run"),
                 [(name, *(f"{browser[name]['phases'][BUILDER][k]:.3f}" for k in ("write", "dispatch", "read", "run")))
                  for name in names])
