@@ -185,6 +185,47 @@ def test_wasm_image_layout_pieces_exact():
     np.testing.assert_array_equal(pooled, want)
 
 
+def _bound_gemms_noting(k, note):
+    """k.bind_gemm whose bound GEMMs call note(*their arguments) before running."""
+    bind = type(k).bind_gemm
+
+    def noting_bind(*args, **kwargs):
+        run = bind(k, *args, **kwargs)
+        return lambda *call: note(*call) or run(*call)
+    return noting_bind
+
+
+def test_bound_gemm_is_gemm_bit_for_bit():
+    bound_gemm_matches_gemm(_wasm())
+
+
+def bound_gemm_matches_gemm(k):
+    """bind_gemm's run (the plan's constant-b GEMMs) against k.gemm itself: packed and unpacked
+    b, fewer and more than 16 rows, rows ldc apart, a transposed a, stacked rows, the epilogue
+    (also run on the host by tests/kernels/test_native_kernels.py)."""
+    for m, kk, n, pack, strided_out, transposed, stacked, clamp in [
+            (5, 7, 12, True, False, False, False, None), (40, 9, 24, True, True, False, False, (0.0, 6.0)),
+            (33, 16, 5, False, False, True, False, kernels.HARD_SWISH), (20, 12, 16, False, False, False, True, None),
+            (1, 3, 9, True, True, False, False, kernels.SIGMOID)]:
+        a = RNG.standard_normal((kk, m) if transposed else (m, kk)).astype(np.float32)
+        a = a.T if transposed else a
+        b = RNG.standard_normal((kk, n)).astype(np.float32)
+        bias = RNG.standard_normal(n).astype(np.float32)
+        packed = k.pack_b(b) if pack else None
+        wide = np.zeros((m, n + 3), np.float32)
+        want_out = wide[:, 1:n + 1] if strided_out else np.empty((m, n), np.float32)
+        residual = None if strided_out else RNG.standard_normal((m, n)).astype(np.float32)
+        want = k.gemm(a, b, bias_n=bias, clamp=clamp, residual=residual, packed_b=packed, out=want_out).copy()
+        run = k.bind_gemm(b, packed)
+        if stacked:         # a C-contiguous [2, m / 2, k] and out [2, m / 2, n]: their rows as they are
+            out = np.empty((2, m // 2, n), np.float32)
+            got = run(a.reshape(2, m // 2, kk), out, None, bias, residual.reshape(out.shape), clamp).reshape(m, n)
+        else:
+            out = np.zeros((m, n + 3), np.float32)[:, 1:n + 1] if strided_out else np.empty((m, n), np.float32)
+            got = run(a, out, None, bias, residual, clamp)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_operators_take_the_wasm_path():
     """matmul and conv2d (1x1, 3x3 and depthwise, NHWC) call the wasm kernels."""
     from webnn_py.ops import convolution, matmul
@@ -193,6 +234,7 @@ def test_operators_take_the_wasm_path():
     calls = []
     original_gemm, original_dw = k.gemm, k.depthwise_nhwc
     k.gemm = lambda *a, **kw: calls.append("gemm") or original_gemm(*a, **kw)
+    k.bind_gemm = _bound_gemms_noting(k, lambda *_: calls.append("gemm"))
     k.depthwise_nhwc = lambda *a, **kw: calls.append("depthwise") or original_dw(*a, **kw)
     try:
         a = RNG.standard_normal((6, 5)).astype(np.float32)
@@ -228,6 +270,7 @@ def test_operators_take_the_wasm_path():
             np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
     finally:
         k.gemm, k.depthwise_nhwc = original_gemm, original_dw
+        del k.bind_gemm
 
 
 def test_missing_wasm_falls_back_to_numpy_with_a_warning():
@@ -293,6 +336,8 @@ async def test_bias_and_residual_adds_go_into_the_wasm_gemm_epilogue():
     original = k.gemm
     k.gemm = lambda *a, **kw: seen.append((kw.get("bias_n") is not None, kw.get("residual") is not None)) \
         or original(*a, **kw)
+    # run(a, out, bias_m, bias_n, residual, clamp) of a GEMM bound at build
+    k.bind_gemm = _bound_gemms_noting(k, lambda *args: seen.append((args[3] is not None, args[4] is not None)))
     try:
         x = RNG.standard_normal((1, 16, 32)).astype(np.float32)
         w = RNG.standard_normal((32, 40)).astype(np.float32)
@@ -305,6 +350,7 @@ async def test_bias_and_residual_adds_go_into_the_wasm_gemm_epilogue():
         np.testing.assert_array_equal(got, (product + b) + r)
     finally:
         k.gemm = original
+        del k.bind_gemm
 
 
 async def test_layer_normalization_takes_the_wasm_row_kernel():

@@ -431,3 +431,11 @@ def test_gemm_batch_broadcasts_an_operand_and_writes_only_its_output(gemm_kernel
     assert_close(gemm_kernels.gemm_batch(a[0], b[0], np.empty((6, 10), np.float32)), a[0], b[0],
                  reference_gemm(a[0], b[0]))
     gemm_kernels.gemm_batch(a[:0], b[:0], np.empty((0, 6, 10), np.float32))
+
+
+def test_bound_gemm_is_gemm_bit_for_bit(gemm_kernels):
+    """Kernels.bind_gemm (the C sgemm called with the constant arguments bound) and
+    HostKernels' (BLAS) against their own gemm, bit for bit."""
+    from tests.kernels.pyodide_wasm_checks import bound_gemm_matches_gemm
+
+    bound_gemm_matches_gemm(gemm_kernels)

@@ -23,6 +23,10 @@ COUNTED = {"gemm": "gemm", "gemm_batch": "gemm", "depthwise_nhwc": "depthwise", 
 def with_native(native, monkeypatch):
     calls = []
 
+    def note_gemm(kw):
+        calls.append("gemm")
+        calls.append(("epilogue",) + tuple(k for k in ("bias_n", "residual", "clamp") if kw.get(k) is not None))
+
     class Counting:
         """The native kernels, each call of a counted one noted under its label; the GEMM
         and depthwise calls also note what went into their epilogue, e.g.
@@ -31,16 +35,25 @@ def with_native(native, monkeypatch):
 
         def __getattr__(self, attr):
             method = getattr(native, attr)
+            if attr == "bind_gemm":           # a constant right operand's GEMM, bound at build
+                def bind(*a, **kw):
+                    run = method(*a, **kw)
+
+                    def counted_run(a, out, bias_m=None, bias_n=None, residual=None, clamp=None):
+                        note_gemm({"bias_n": bias_n, "residual": residual, "clamp": clamp})
+                        return run(a, out, bias_m, bias_n, residual, clamp)
+                    return counted_run
+                return bind
             label = COUNTED.get(attr)
             if label is None:                 # pack_b, ...: not a computation
                 return method
 
             def counted(*a, **kw):
-                calls.append(label)
                 if attr == "gemm":
-                    calls.append(("epilogue",) + tuple(k for k in ("bias_n", "residual", "clamp")
-                                                       if kw.get(k) is not None))
-                elif attr == "depthwise_nhwc":
+                    note_gemm(kw)
+                    return method(*a, **kw)
+                calls.append(label)
+                if attr == "depthwise_nhwc":
                     calls.append(("depthwise epilogue", kw.get("clamp")))
                 return method(*a, **kw)
             return counted

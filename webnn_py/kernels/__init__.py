@@ -168,6 +168,70 @@ class Kernels:
                         int(packed_b is not None))
         return out
 
+    def bind_gemm(self, b: np.ndarray, packed_b: np.ndarray | None = None):
+        """gemm with a constant right operand, its checks and addresses done now: returns
+        run(a, out, bias_m=None, bias_n=None, residual=None, clamp=None), the same result as
+        gemm(a, b, bias_m, bias_n, clamp, out, residual, packed_b) (into `out`, returned), for a
+        step that runs every dispatch. a and out are 2-D as for gemm, or C-contiguous arrays of
+        any rank taken as their rows (last axes k and n; a residual then C-contiguous too), so
+        a caller hands over the plan's own buffers, not a fresh reshape each run (a view's
+        address costs ~1.1 µs in Pyodide, a remembered buffer's ~0.3 µs). b and packed_b must
+        stay alive and in place."""
+        k, n = b.shape
+        if b.strides[1] != 4 or b.strides[0] % 4 or b.strides[0] < 0:
+            b = np.ascontiguousarray(b)
+        gemm = self.gemm
+
+        def general(a, out, bias_m=None, bias_n=None, residual=None, clamp=None):
+            rows = out if out.ndim == 2 else out.reshape(-1, n)
+            if residual is not None and residual.ndim != 2:
+                residual = residual.reshape(rows.shape)
+            gemm(a if a.ndim == 2 else a.reshape(-1, k), b, bias_m, bias_n, clamp, rows, residual, packed_b)
+            return out
+        if type(self) is not Kernels or n == 0 or k == 0:
+            return general
+        sgemm, ptr, b_ptr, ldb = self._sgemm, self._ptr, self._ptr(b), b.strides[0] // 4
+        # Without a packed b, the kernel packs b's strips itself for 16 rows or more: its scratch,
+        # made once here (a plan runs one dispatch at a time).
+        packs = packed_b is None and n >= 8 and k > 1
+        scratch = np.empty(k * (n // 8) * 8, _F32) if packs else None
+        pack_ptr, packed = (ptr(scratch), 0) if packs else (ptr(packed_b), int(packed_b is not None))
+        last = [None, 0, 0.0, 0.0]             # the activation's (clamp, act, lo, hi) last seen
+
+        def run(a, out, bias_m=None, bias_n=None, residual=None, clamp=None):
+            if self.threads is not None:
+                return general(a, out, bias_m, bias_n, residual, clamp)
+            if a.ndim == 2:
+                m = a.shape[0]
+                a_rs, a_cs = a.strides
+                if a_rs % 4 or a_cs % 4 or a_rs < 0 or a_cs < 0:
+                    return general(a, out, bias_m, bias_n, residual, clamp)
+                a_rs, a_cs = a_rs // 4, a_cs // 4
+            elif a.flags.c_contiguous:
+                m, a_rs, a_cs = a.size // k, k, 1
+            else:
+                return general(a, out, bias_m, bias_n, residual, clamp)
+            ldc = n
+            if out.ndim == 2:
+                o_rs, o_cs = out.strides
+                if m > 1 and o_rs != 4 * n:
+                    if (o_cs != 4 or o_rs % 4 or o_rs < 0
+                            or (residual is not None and residual.strides != out.strides)):
+                        return general(a, out, bias_m, bias_n, residual, clamp)
+                    ldc = o_rs // 4
+            elif not out.flags.c_contiguous:
+                return general(a, out, bias_m, bias_n, residual, clamp)
+            if m == 0:
+                return out
+            if clamp is not last[0]:
+                last[:] = clamp, *_activation_args(clamp)
+            sgemm(m, n, k, ptr(a), a_rs, a_cs, b_ptr, ldb, ptr(out), ldc,
+                  0 if bias_m is None else ptr(bias_m), 0 if bias_n is None else ptr(bias_n),
+                  0 if residual is None else ptr(residual), last[1], last[2], last[3],
+                  pack_ptr if packed or m >= 16 else 0, packed)
+            return out
+        return run
+
     def gemm_batch(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, clamp=None) -> np.ndarray:
         """out[..., m, n] = a[..., m, k] @ b[..., k, n] for every matrix of the leading
         dimensions (the same in all three; a broadcast operand has stride 0 there), then the

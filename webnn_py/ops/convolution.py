@@ -229,6 +229,7 @@ class Conv2dPlan:
                            np.ascontiguousarray(w_oihw.transpose(2, 3, 1, 0).reshape(kh * kw * cg, o)))
             if self.fast is not None and not nchw:
                 self.packed = self.fast.pack_b(self.matrix)     # the GEMM's right operand, packed once
+                self.bound_gemm = self.fast.bind_gemm(self.matrix, self.packed)   # its checks too
         elif cg == 1 and o == self.groups:
             self.path = "depthwise"
             self._depthwise_taps(w_oihw.reshape(o, kh * kw))
@@ -304,10 +305,10 @@ class Conv2dPlan:
                 for b in range(n):
                     fast.gemm(self.matrix, x[b], bias_m=bias, out=out[b])
                 return out.reshape(self.output_shape)
-            result = fast.gemm(x.reshape(n * hw, self.channels), self.matrix, bias_n=bias,
-                               residual=None if residual is None else residual.reshape(n * hw, o), clamp=clamp,
-                               packed_b=self.packed, out=None if out is None else pixel_rows(out))
-            return result.reshape(self.output_shape) if out is None else out
+            # The image and the output as they are (C-contiguous: their pixel rows, no reshape).
+            out = np.empty(self.output_shape, np.float32) if out is None else out
+            self.bound_gemm(x, out if out.flags.c_contiguous else pixel_rows(out), None, bias, residual, clamp)
+            return out
         if nchw or n != 1:
             return self._numpy_with_bias(x, bias)
         return self._im2col_nhwc_single(np.ascontiguousarray(x[0]), bias, residual, clamp, out)
@@ -337,9 +338,8 @@ class Conv2dPlan:
             rows = range(r0, min(r0 + block, self.out_h))
             part = cols[:len(rows) * ow * depth].reshape(len(rows) * ow, depth)
             self.fast.im2col_nhwc(x, (kh, kw), self.strides, self.dilations, pads, rows, ow, part)
-            self.fast.gemm(part, self.matrix, bias_n=bias, out=rows_out[r0 * ow:rows.stop * ow],
-                           residual=None if residual is None else residual_rows[r0 * ow:rows.stop * ow],
-                           clamp=clamp, packed_b=self.packed)
+            self.bound_gemm(part, rows_out[r0 * ow:rows.stop * ow], None, bias,
+                            None if residual is None else residual_rows[r0 * ow:rows.stop * ow], clamp)
         return out
 
     def _numpy(self, x: np.ndarray) -> np.ndarray:

@@ -194,6 +194,7 @@ def _rows_gemm(fast, b: np.ndarray, packed, out_shape: tuple, take_a: Callable, 
     the plan's buffer: any array of out_shape's element count whose rows are n long (a
     reshape keeping the last axis is free, fusion.py _absorb_reshape)."""
     n = b.shape[1]
+    run = fast.bind_gemm(b, packed)           # b's checks and addresses once, not every dispatch
 
     def make(bias: np.ndarray | None, residual_at: int | None, clamp=None):
         if bias is not None and bias_n is not None:
@@ -202,8 +203,8 @@ def _rows_gemm(fast, b: np.ndarray, packed, out_shape: tuple, take_a: Callable, 
 
         def kernel(inputs, _attributes, _outputs, out=None):
             residual = None if residual_at is None else np.ascontiguousarray(inputs[residual_at].reshape(-1, n))
-            result = fast.gemm(take_a(inputs[0]), b, bias_m=bias_m, bias_n=bias_cols, residual=residual,
-                               clamp=clamp, packed_b=packed, out=None if out is None else out.reshape(-1, n))
+            result = run(take_a(inputs[0]), np.empty(out_shape, _F32) if out is None else out, bias_m, bias_cols,
+                         residual, clamp)
             return [result.reshape(out_shape)]
         kernel.writes_into = True
         kernel.rows_out = True
@@ -224,8 +225,9 @@ def _matmul(node: Node, constant_of):
         fast = kernels.simd() if out_dtype == _F32 else None
         if fast is not None:
             # The C GEMM's packed layout of b, made once here rather than at every call.
+            # bind_gemm takes a C-contiguous stack of matrices as its rows as it is.
             make = _rows_gemm(fast, b, fast.pack_b(b), node.outputs[0].descriptor.shape,
-                              lambda a: a.reshape(-1, a.shape[-1]))
+                              lambda a: a if a.ndim == 2 or a.flags.c_contiguous else a.reshape(-1, a.shape[-1]))
             kernel = make(None, None)
             kernel.epilogue = make
             return kernel
