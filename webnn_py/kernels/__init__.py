@@ -180,15 +180,8 @@ class Kernels:
         k, n = b.shape
         if b.strides[1] != 4 or b.strides[0] % 4 or b.strides[0] < 0:
             b = np.ascontiguousarray(b)
-        gemm = self.gemm
-
-        def general(a, out, bias_m=None, bias_n=None, residual=None, clamp=None):
-            rows = out if out.ndim == 2 else out.reshape(-1, n)
-            if residual is not None and residual.ndim != 2:
-                residual = residual.reshape(rows.shape)
-            gemm(a if a.ndim == 2 else a.reshape(-1, k), b, bias_m, bias_n, clamp, rows, residual, packed_b)
-            return out
-        if type(self) is not Kernels or n == 0 or k == 0:
+        general = _gemm_on_rows(self.gemm, b, packed_b)
+        if n == 0 or k == 0:
             return general
         sgemm, ptr, b_ptr, ldb = self._sgemm, self._ptr, self._ptr(b), b.strides[0] // 4
         # Without a packed b, the kernel packs b's strips itself for 16 rows or more: its scratch,
@@ -473,6 +466,19 @@ except (ImportError, TypeError):                 # another numpy: its public err
     _FP_ERRORS = None
 
 
+def _gemm_on_rows(gemm, b: np.ndarray, packed_b):
+    """bind_gemm's run through `gemm` itself: a, out (and the residual) as their rows."""
+    k, n = b.shape
+
+    def run(a, out, bias_m=None, bias_n=None, residual=None, clamp=None):
+        rows = out if out.ndim == 2 else out.reshape(-1, n)
+        if residual is not None and residual.ndim != 2:
+            residual = residual.reshape(rows.shape)
+        gemm(a if a.ndim == 2 else a.reshape(-1, k), b, bias_m, bias_n, clamp, rows, residual, packed_b)
+        return out
+    return run
+
+
 def _matmul_quietly(a: np.ndarray, b: np.ndarray, out: np.ndarray | None) -> np.ndarray:
     """np.matmul(a, b, out=out) with floating-point errors ignored: inf * 0 is NaN and an
     overflow inf, as IEEE says, with no warning (np.errstate(all="ignore") semantics)."""
@@ -505,6 +511,30 @@ class HostKernels(Kernels):
 
     def bind_input_gemm(self, b: np.ndarray, packed_b, bias_n: np.ndarray | None, out: np.ndarray):
         return lambda a: self.gemm(a, b, bias_n=bias_n, out=out)        # BLAS, then the C epilogue
+
+    def bind_gemm(self, b: np.ndarray, packed_b=None):
+        """Kernels.bind_gemm with BLAS: into a C-contiguous out, BLAS's product then the C
+        epilogue called directly with the activation's arguments kept (gemm's own checks and
+        wrappers cost about as much as a small product here); anything else through gemm."""
+        k, n = b.shape
+        general = _gemm_on_rows(self.gemm, b, packed_b)
+        epilogue, ptr = self._epilogue, self._ptr
+        last = [None, 0, 0.0, 0.0]             # the activation's (clamp, act, lo, hi) last seen
+
+        def run(a, out, bias_m=None, bias_n=None, residual=None, clamp=None):
+            rows = out if out.ndim == 2 else out.reshape(-1, n)
+            if residual is not None or not rows.flags.c_contiguous:
+                return general(a, out, bias_m, bias_n, residual, clamp)
+            _matmul_quietly(a if a.ndim == 2 else a.reshape(-1, k), b, rows)
+            m = rows.shape[0]
+            if m and n and (bias_m is not None or bias_n is not None or clamp is not None):
+                if clamp is not last[0]:
+                    last[:] = clamp, *_activation_args(clamp)
+                address = ptr(out)
+                epilogue(address, address, m, n, 0 if bias_m is None else ptr(bias_m),
+                         0 if bias_n is None else ptr(bias_n), 0, last[1], last[2], last[3])
+            return out
+        return run
 
     def gemm(self, a: np.ndarray, b: np.ndarray, bias_m=None, bias_n=None, clamp=None,
              out: np.ndarray | None = None, residual: np.ndarray | None = None,
