@@ -439,3 +439,27 @@ def test_bound_gemm_is_gemm_bit_for_bit(gemm_kernels):
     from tests.kernels.pyodide_wasm_checks import bound_gemm_matches_gemm
 
     bound_gemm_matches_gemm(gemm_kernels)
+
+
+def test_bound_gemm_offers_the_thread_pool_what_gemm_offers_it(native, monkeypatch):
+    """In a cross-origin isolated page Kernels.threads may split a GEMM with a packed b: the bound
+    GEMM asks it with gemm's arguments (a and out as matrices) and computes alone when declined."""
+    offered = []
+
+    class DecliningPool:
+        def gemm(self, a, b, packed_b, out, ldc, bias_m, bias_n, residual, act, lo, hi):
+            offered.append((a.shape, a.strides, b.shape, packed_b.size, out.shape, ldc, bias_n is not None,
+                            residual is not None, act, lo, hi))
+            return False
+
+    monkeypatch.setattr(native, "threads", DecliningPool())
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((40, 24)).astype(np.float32)
+    b = rng.standard_normal((24, 16)).astype(np.float32)
+    bias = rng.standard_normal(16).astype(np.float32)
+    packed = native.pack_b(b)
+    want = native.gemm(a, b, bias_n=bias, clamp=(0.0, 6.0), packed_b=packed, out=np.empty((40, 16), np.float32))
+    got = native.bind_gemm(b, packed)(a.reshape(2, 20, 24), np.empty((2, 20, 16), np.float32), None, bias, None,
+                                      (0.0, 6.0))
+    assert len(offered) == 2 and offered[0] == offered[1], offered
+    np.testing.assert_array_equal(got.reshape(40, 16), want)

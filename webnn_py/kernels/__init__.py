@@ -192,8 +192,6 @@ class Kernels:
         last = [None, 0, 0.0, 0.0]             # the activation's (clamp, act, lo, hi) last seen
 
         def run(a, out, bias_m=None, bias_n=None, residual=None, clamp=None):
-            if self.threads is not None:
-                return general(a, out, bias_m, bias_n, residual, clamp)
             if a.ndim == 2:
                 m = a.shape[0]
                 a_rs, a_cs = a.strides
@@ -218,6 +216,11 @@ class Kernels:
                 return out
             if clamp is not last[0]:
                 last[:] = clamp, *_activation_args(clamp)
+            threads = self.threads           # a cross-origin isolated page: gemm's split, as gemm asks it
+            if threads is not None and packed and threads.gemm(
+                    a if a.ndim == 2 else a.reshape(-1, k), b, packed_b, out if out.ndim == 2 else out.reshape(-1, n),
+                    ldc, bias_m, bias_n, residual, last[1], last[2], last[3]):
+                return out
             sgemm(m, n, k, ptr(a), a_rs, a_cs, b_ptr, ldb, ptr(out), ldc,
                   0 if bias_m is None else ptr(bias_m), 0 if bias_n is None else ptr(bias_n),
                   0 if residual is None else ptr(residual), last[1], last[2], last[3],
