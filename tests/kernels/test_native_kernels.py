@@ -463,3 +463,18 @@ def test_bound_gemm_offers_the_thread_pool_what_gemm_offers_it(native, monkeypat
                                       (0.0, 6.0))
     assert len(offered) == 2 and offered[0] == offered[1], offered
     np.testing.assert_array_equal(got.reshape(40, 16), want)
+
+
+def test_bound_gemm_keeps_the_packing_scratch_it_hands_the_kernel(native, monkeypatch):
+    """Without a packed b, 16 rows or more make the kernel pack b into the bound GEMM's scratch:
+    that memory must live as long as the bound function (not be freed at bind's return)."""
+    import gc
+
+    given = []
+    sgemm = native._sgemm
+    monkeypatch.setattr(native, "_sgemm", lambda *args: given.append(args[-2]) or sgemm(*args))
+    b = np.ones((12, 16), np.float32)
+    run = native.bind_gemm(b, None)
+    gc.collect()
+    run(np.ones((20, 12), np.float32), np.empty((20, 16), np.float32))
+    assert given == [run.scratch.__array_interface__["data"][0]] and run.scratch.size == 12 * 16

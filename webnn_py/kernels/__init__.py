@@ -226,6 +226,7 @@ class Kernels:
                   0 if residual is None else ptr(residual), last[1], last[2], last[3],
                   pack_ptr if packed or m >= 16 else 0, packed)
             return out
+        run.scratch = scratch                  # the kernel writes it: alive as long as run is
         return run
 
     def gemm_batch(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, clamp=None) -> np.ndarray:
