@@ -43,7 +43,19 @@ def test_quick_zoo_runs(pyodide_runtime):
     # browser: EP /1T, /2T, builder /1T, /2T; host: wall clock, CPU time
     assert re.search(r"^geometric mean(\s+[\d.]+×){4}\s*$", out, re.M), out
     assert re.search(r"^geometric mean(\s+[\d.]+×){2}\s*$", out, re.M), out
+    # and over the models alone (add times the per-run cost): browser four ratios, host two
+    assert re.search(r"^geometric mean, models \(no add\)(\s+[\d.]+×){4}\s*$", out, re.M), out
+    assert re.search(r"^geometric mean, models \(no add\)(\s+[\d.]+×){2}\s*$", out, re.M), out
     assert re.search(r"load average [\d.]+ → [\d.]+ → [\d.]+", out), out
+
+
+def test_the_models_geometric_mean_leaves_out_the_per_run_cost_row():
+    from zoo import geomean_rows
+
+    rows = dict(geomean_rows(["lstm", "add", "gru"], [[2.0, 8.0, 0.5], [1.0, 1.0, 4.0]]))
+    assert rows["geometric mean"] == pytest.approx([2.0, 4 ** (1 / 3)])          # (2·8·0.5)^(1/3), (1·1·4)^(1/3)
+    assert rows["geometric mean, models (no add)"] == pytest.approx([1.0, 2.0])   # (2·0.5)^(1/2), (1·4)^(1/2)
+    assert list(dict(geomean_rows(["lstm", "gru"], [[2.0, 0.5]]))) == ["geometric mean"]
 
 
 def _check_zoo_on_host(tmp_path, names, emit) -> None:
