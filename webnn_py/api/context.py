@@ -107,7 +107,32 @@ class MLContext:
 
     def _dispatch(self, graph: MLGraph, inputs: dict, outputs: dict) -> None:
         """§8.3.1's steps for arguments already converted (by dispatch()'s WebIDL conversion,
-        or by the browser bridge's, which the shim reads the records for: bridge.dispatch)."""
+        or by the browser bridge's: _dispatch_records)."""
+        binding = graph._dispatch_binding
+        if (binding is None or binding.context is not self or binding.key is not None
+                or binding.inputs != inputs or binding.outputs != outputs):
+            binding = self._bind(graph, inputs, outputs, None)
+        else:
+            _check_bound(graph, binding)
+        self._enqueue_bound(graph, binding, None)
+
+    def _dispatch_records(self, graph: MLGraph, input_count: int, pairs: tuple) -> None:
+        """_dispatch() for records the browser shim read (bridge.dispatch): `pairs` holds
+        `input_count` name, tensor pairs of inputs, then those of outputs, a later duplicate
+        name replacing an earlier one as in a converted record. A page binds the same tensors
+        to a graph every frame: when `pairs` is the last binding's, no dict is built."""
+        binding = graph._dispatch_binding
+        if binding is None or binding.context is not self or binding.key != (input_count, pairs):
+            n = 2 * input_count
+            inputs = dict(zip(pairs[0:n:2], pairs[1:n:2]))
+            outputs = dict(zip(pairs[n::2], pairs[n + 1::2]))
+            binding = self._bind(graph, inputs, outputs, (input_count, pairs))
+        else:
+            _check_bound(graph, binding)
+        self._enqueue_bound(graph, binding, None)
+
+    def _bind(self, graph: MLGraph, inputs: dict, outputs: dict, key) -> "_DispatchBinding":
+        """§8.3.1 steps 1-7 in full; what passed is remembered on the graph (_DispatchBinding)."""
         if graph._context is not self:
             raise TypeError("dispatch: the graph belongs to another context")
         if graph._is_destroyed:
@@ -122,11 +147,16 @@ class MLContext:
                 raise TypeError("dispatch: a tensor has been destroyed")
         _validate_tensors_with_descriptors("inputs", inputs, graph._input_descriptors)
         _validate_tensors_with_descriptors("outputs", outputs, graph._output_descriptors)
-
-        self._enqueue_dispatch(graph, dict(inputs), dict(outputs))
+        binding = _DispatchBinding(self, key, dict(inputs), dict(outputs))
+        graph._dispatch_binding = binding
+        return binding
 
     def _enqueue_dispatch(self, graph: MLGraph, inputs: dict, outputs: dict, on_failure=None) -> None:
-        """§8.3.1 step 8, for arguments already validated (dispatch(), MLModel.compute()).
+        """§8.3.1 step 8, for arguments already validated (MLModel.compute())."""
+        self._enqueue_bound(graph, _DispatchBinding(self, None, inputs, outputs), on_failure)
+
+    def _enqueue_bound(self, graph: MLGraph, binding: "_DispatchBinding", on_failure) -> None:
+        """§8.3.1 step 8 for a validated binding.
 
         The step is a generator walking the plan (ExecutionPlan.execute_iter), so the
         timeline can suspend it between operations and loop iterations and keep the
@@ -137,13 +167,21 @@ class MLContext:
         it. "Abort when this is lost" (step 8.1): losing the context closes the
         generator, and no output is written. `on_failure(exc)` is told of a failure.
         """
-        all_tensors = list(inputs.values()) + list(outputs.values())
+        input_items, output_items = binding.input_items, binding.output_items
 
         def run():
             plan = graph._implementation
-            if plan is None or any(t._data is None for t in all_tensors):
+            if plan is None:
                 return
-            feeds = {name: t._data for name, t in inputs.items()}
+            feeds = {}
+            for name, tensor in input_items:
+                data = tensor._data
+                if data is None:
+                    return
+                feeds[name] = data
+            for _, tensor in output_items:
+                if tensor._data is None:
+                    return
             try:
                 try:
                     results = yield from plan.execute_iter(feeds)
@@ -162,7 +200,7 @@ class MLContext:
                 else:
                     _log.exception("dispatch failed; the output tensors were left unchanged")
                 return
-            for name, tensor in outputs.items():
+            for name, tensor in output_items:
                 np.copyto(tensor._data, results[name], casting="no")
 
         self._timeline.enqueue(run, start=True)
@@ -311,9 +349,13 @@ class MLContext:
             raise TypeError("writeTensor: the tensor has been destroyed")
         if not tensor._writable:
             raise TypeError("writeTensor: the tensor is not writable")
-        problem = validate_buffer_with_descriptor(input_data, tensor._descriptor, "writeTensor(tensor, inputData)")
-        if problem:
-            raise TypeError(f"writeTensor: {problem}")
+        # §8.3.6 step 4, "validate buffer with descriptor": in full unless the byte length is
+        # right and the buffer is no view or a view of the tensor's own type or Uint8Array.
+        if input_data.byte_length != tensor._byte_length or (
+                input_data.is_view and input_data.element_type not in tensor._plain_views):
+            problem = validate_buffer_with_descriptor(input_data, tensor._descriptor, "writeTensor(tensor, inputData)")
+            if problem:
+                raise TypeError(f"writeTensor: {problem}")
         data = copy_of_bytes(input_data, tensor._descriptor, "writeTensor")
 
         def run():
@@ -414,6 +456,33 @@ def _dispatch_memory_lower_bound(plan, graph: MLGraph) -> int:
         for slot, size in created:
             sizes[slot] = size
     return peak
+
+
+class _DispatchBinding:
+    """A graph's last validated dispatch() binding: the context, the records (and the
+    bridge's flat `key` of them, or None), each a copy of its own. What §8.3.1 steps 1-7
+    check depends on the graph and the tensors bound, which never change (a tensor's
+    context, descriptor and constness; the graph's context and descriptors), except two
+    flags: whether the graph and whether a tensor has been destroyed. So a dispatch()
+    with the same tensors under the same names checks only those (_check_bound)."""
+
+    __slots__ = ("context", "key", "inputs", "outputs", "input_items", "output_items", "tensors")
+
+    def __init__(self, context: MLContext, key, inputs: dict, outputs: dict):
+        self.context, self.key, self.inputs, self.outputs = context, key, inputs, outputs
+        self.input_items = tuple(inputs.items())
+        self.output_items = tuple(outputs.items())
+        self.tensors = tuple(inputs.values()) + tuple(outputs.values())
+
+
+def _check_bound(graph: MLGraph, binding: _DispatchBinding) -> None:
+    """§8.3.1 steps 1-7 for a binding that passed them before (MLContext._bind): the
+    destroyed flags, with the messages the full steps give."""
+    if graph._is_destroyed:
+        raise InvalidStateError("dispatch: the graph has been destroyed")
+    for tensor in binding.tensors:
+        if tensor._is_destroyed:
+            raise TypeError("dispatch: a tensor has been destroyed")
 
 
 def _validate_tensors_with_descriptors(what: str, named_tensors: dict, descriptors: dict) -> None:

@@ -19,6 +19,12 @@ class MLTensor:
         self._is_destroyed = False
         self._pending_promises: set = set()
         self._data: np.ndarray | None = None   # [[data]]: created on the timeline
+        # Facts of the descriptor the per-run calls read (MLContext._write_tensor): its byte
+        # length and the view types "validate buffer with descriptor" (§8.3)
+        # accepts for it without a second look (others go through it in full).
+        data_type = descriptor.type
+        self._byte_length = descriptor.byte_length
+        self._plain_views = frozenset(("Uint8Array", data_type.view_type))
 
     @property
     def dataType(self) -> str:

@@ -178,12 +178,11 @@ def dispatch(context, graph, input_count: int, *names_and_tensors):
     """context.dispatch(graph, inputs, outputs) with its records read by the shim:
     `input_count` name, tensor pairs of inputs, then those of outputs (names already
     USVStrings, later duplicates replacing earlier ones as in a converted record)."""
-    def steps():
-        n = 2 * input_count
-        inputs = dict(zip(names_and_tensors[0:n:2], names_and_tensors[1:n:2]))
-        outputs = dict(zip(names_and_tensors[n::2], names_and_tensors[n + 1::2]))
-        context._dispatch(graph, inputs, outputs)
-    return _outcome(steps)
+    try:
+        context._dispatch_records(graph, input_count, names_and_tensors)
+    except Exception as exc:  # noqa: BLE001 - as _outcome() reports it (nothing to convert on success)
+        return BridgeFailure(exc)
+    return None
 
 
 def write_tensor(context, tensor, input_data):
@@ -197,8 +196,11 @@ def write_tensor_bytes(context, tensor, data, byte_length: int, view_type: str, 
     over exactly its `byte_length` bytes, `view_type` its type's name, `shared` whether its
     buffer is a SharedArrayBuffer. The BufferSource is the one the bindings' conversion makes of
     such a view (webidl.convert_buffer), without classifying it again."""
-    return _outcome(lambda: context._write_tensor(
-        tensor, BufferSource(data, byte_length, True, view_type, shared, u8=data)))
+    try:
+        context._write_tensor(tensor, BufferSource(data, byte_length, True, view_type, shared, u8=data))
+    except Exception as exc:  # noqa: BLE001 - as _outcome() reports it (nothing to convert on success)
+        return BridgeFailure(exc)
+    return None
 
 
 def read_tensor(context, tensor, *output_data):

@@ -108,26 +108,50 @@ class Timeline:
         order."""
         # Idle: nothing queued or suspended, and no task scheduled but the one that
         # ends this task's turn.
-        idle = not self.busy and not self._running and (not self._scheduled or self._turn_budget is not None)
-        self._queue.append((run, on_abort))
+        idle = (self._current is None and not self._queue and not self._running
+                and (not self._scheduled or self._turn_budget is not None))
         if start and idle and self.slice_seconds is not None:
-            self._start_in_callers_turn()
-        elif start and idle and not _IN_PYODIDE:
+            self._start_in_callers_turn(run, on_abort)
+            return
+        self._queue.append((run, on_abort))
+        if start and idle and not _IN_PYODIDE:
             self._run(None)       # the host: no slices, the step runs to its end now
         elif self.busy:
             self._schedule()
 
-    def _start_in_callers_turn(self) -> None:
-        first = self._turn_budget is None
-        if first:
+    def _start_in_callers_turn(self, run: Callable[[], object], on_abort: Callable[[], None] | None) -> None:
+        """enqueue()'s start on an idle timeline, in the page: `run` is called here, not
+        queued and taken back (the per-run calls' path, issue 17), as _run_steps would."""
+        budget = self._turn_budget
+        if budget is None:
             # The first start of this task: one slice of work (at least one step), and a
             # task that ends the turn (it also runs what this task's starts leave over).
-            self._turn_budget = self.slice_seconds
+            budget = self._turn_budget = self.slice_seconds
             self._schedule(always=True)
-        if first or self._turn_budget > 0:
-            began = _clock()
-            self._run(began + self._turn_budget)
-            self._turn_budget -= _clock() - began
+        elif budget <= 0:
+            self._queue.append((run, on_abort))     # the turn is spent: the scheduled task runs it
+            return
+        began = _clock()
+        if self.aborted:        # the context is lost: _run_steps runs `on_abort` instead
+            self._queue.append((run, on_abort))
+            self._run(began + budget)
+            return
+        self.slices += 1
+        self._running = True
+        try:
+            try:
+                step = run()
+                if type(step) is GeneratorType:
+                    self._current = step
+                else:
+                    self.steps += 1
+            except Exception:  # noqa: BLE001 - as in _run_steps
+                _log.exception("a timeline step failed")
+            if self._current is not None:
+                self._run_steps(began + budget)     # advances the generator, counting its steps
+        finally:
+            self._running = False
+        self._turn_budget = budget - (_clock() - began)
         if self.busy:
             self._schedule()
 
