@@ -15,7 +15,7 @@ import numpy as np
 
 import webnn_py
 from webnn_py.api import buffers, context as context_module, tensor as tensor_module
-from webnn_py.base.errors import UnknownError
+from webnn_py.base.errors import OperationError, UnknownError
 
 from .expect import raises, rejects
 
@@ -44,10 +44,12 @@ class _NumpyWithoutMemory:
         return np.zeros(shape, dtype)
 
 
-def _bytearray_without_memory(n):
-    if n >= BIG:
+def _bytearray_without_memory(source):
+    """bytearray(n) or bytearray(buffer) (the API's copies make both), refused from BIG bytes."""
+    size = source if isinstance(source, int) else memoryview(source).nbytes
+    if size >= BIG:
         raise MemoryError()
-    return bytearray(n)
+    return bytearray(source)
 
 
 @contextlib.contextmanager
@@ -61,6 +63,28 @@ def _no_memory_for_large_arrays():
     finally:
         buffers.np, tensor_module.np = saved
         del context_module.bytearray
+
+
+@contextlib.contextmanager
+def _expected_errors():
+    """The webnn_py errors logged inside, as a list of records; the suite's guard against
+    logged errors does not see them (they are the test's to check)."""
+    seen = []
+
+    class Capture(logging.Handler):
+        def emit(self, record):
+            seen.append(record)
+
+    logger = logging.getLogger("webnn_py")
+    handler = Capture(logging.ERROR)
+    logger.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)
+        for h in logger.handlers:
+            if type(h).__name__ == "_FailOnWebNNErrors":
+                h.records.clear()
 
 
 async def _still_computes(context):
@@ -117,28 +141,37 @@ async def test_a_dispatch_that_runs_out_of_memory_is_logged_as_an_operation_erro
         raise MemoryError("Unable to allocate")
         yield  # pragma: no cover - a generator, like the real execute_iter
 
-    seen = []
-
-    class Capture(logging.Handler):
-        def emit(self, record):
-            seen.append(record)
-
-    logger = logging.getLogger("webnn_py")
-    handler = Capture(logging.ERROR)
-    logger.addHandler(handler)
     plan = graph._implementation
     plan.execute_iter = out_of_memory
     try:
-        context.dispatch(graph, {"x": x}, {"y": y})
-        assert np.frombuffer(await context.readTensor(y), np.float32).tolist() == [42] * 4   # unchanged
+        with _expected_errors() as seen:
+            context.dispatch(graph, {"x": x}, {"y": y})
+            assert np.frombuffer(await context.readTensor(y), np.float32).tolist() == [42] * 4   # unchanged
     finally:
         del plan.execute_iter
-        logger.removeHandler(handler)
-        for h in logger.handlers:     # the failure was expected: keep the suite's guard quiet
-            if type(h).__name__ == "_FailOnWebNNErrors":
-                h.records.clear()
     assert len(seen) == 1 and "dispatch failed" in seen[0].getMessage()
     exc = seen[0].exc_info[1]
     assert type(exc).__name__ == "OperationError" and str(exc).startswith("dispatch: out of memory")
     context.dispatch(graph, {"x": x}, {"y": y})
     assert np.frombuffer(await context.readTensor(y), np.float32).tolist() == [1, 2, 3, 4]
+
+
+async def test_a_read_whose_copy_fails_otherwise_rejects_instead_of_hanging():
+    """Not memory: any other failure of the copy (a bug of ours) is logged and still settles
+    the promise (before, b9744aa's one-copy read met a bytearray stand-in that only took
+    sizes, and the await hung)."""
+    context = await webnn_py.ml.createContext()
+    tensor = await context.createTensor({**SMALL, "readable": True})
+
+    def broken(_source):
+        raise TypeError("not a size")
+
+    context_module.bytearray = broken
+    try:
+        with _expected_errors() as seen:
+            await rejects(context.readTensor(tensor), OperationError, "readTensor: the copy of")
+    finally:
+        del context_module.bytearray
+    assert len(seen) == 1 and type(seen[0].exc_info[1]) is TypeError
+    assert await _still_computes(context) == [1, 2, 3, 4]
+

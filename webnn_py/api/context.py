@@ -315,6 +315,10 @@ class MLContext:
                 settle(exc=out_of_memory("readTensor", tensor._descriptor.byte_length,
                                          f"the copy of {tensor._descriptor}"))
                 return
+            except Exception as exc:  # noqa: BLE001 - a bug of ours: logged, and the promise still settles
+                _log.exception("readTensor: the copy of [[data]] failed")
+                settle(exc=OperationError(f"readTensor: the copy of {tensor._descriptor} failed ({type(exc).__name__})"))
+                return
             if output_data is None:
                 settle(data)
                 return
