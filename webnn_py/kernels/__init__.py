@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import weakref
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
@@ -404,61 +405,48 @@ class Kernels:
             self._scale_channels(self._ptr(x), self._ptr(scale), self._ptr(out), n, x.size // (n * c), c)
         return out
 
-    def bind_input_gemm(self, b: np.ndarray, packed_b, bias_n: np.ndarray | None, out: np.ndarray):
-        """gemm(a, b, bias_n=bias_n, packed_b=packed_b, out=out) as a function of a alone (a
-        C-contiguous float32 [out rows, k]), everything else bound now: a recurrent runner's input
-        parts, every run (each array's address costs ~1.7 µs in Pyodide). b, packed_b, bias_n
-        and out (C-contiguous) must stay alive and in place while the function is used."""
+    def bind_input_gemm(self, a: np.ndarray, b: np.ndarray, packed_b, bias_n: np.ndarray | None, out: np.ndarray):
+        """gemm(a, b, bias_n=bias_n, packed_b=packed_b, out=out) as a call without arguments,
+        everything bound now: a recurrent runner's input parts, every run into the same memory
+        (each array's address costs ~1.7 µs in Pyodide, a fresh one's ~3.5 µs with _ptr's
+        memory). a and out (C-contiguous float32 [..., k] and [..., n], taken as their rows), b,
+        packed_b and bias_n must stay alive and in place while the call is used."""
+        k, n = b.shape
+        rows, out_rows = a.reshape(-1, k), out.reshape(-1, n)
         if packed_b is None or self.threads is not None or out.size == 0:
-            return lambda a: self.gemm(a, b, bias_n=bias_n, packed_b=packed_b, out=out)
-        (m, n), k = out.shape, b.shape[0]
-        fixed = (self._ptr(b), n, self._ptr(out), n, 0, self._ptr(bias_n), 0, 0, 0.0, 0.0, self._ptr(packed_b), 1)
-        sgemm, ptr = self._sgemm, self._ptr
-        return lambda a: sgemm(m, n, k, ptr(a), k, 1, *fixed)
+            return lambda: self.gemm(rows, b, bias_n=bias_n, packed_b=packed_b, out=out_rows)
+        m, ptr = out_rows.shape[0], self._ptr
+        return partial(self._sgemm, m, n, k, ptr(a), k, 1, ptr(b), n, ptr(out), n, 0, ptr(bias_n), 0, 0, 0.0, 0.0,
+                       ptr(packed_b), 1)
 
-    def bind_lstm_sequence(self, xw: np.ndarray, rt: np.ndarray, peephole, gates: np.ndarray, gate_offsets,
-                           reverse: bool, activations):
-        """lstm_sequence with the arguments a runner keeps across runs bound now: run(h, c, seq).
-        The bound arrays must stay alive and in place while it is used."""
+    def bind_lstm_sequence(self, xw: np.ndarray, rt: np.ndarray, peephole, h: np.ndarray, c: np.ndarray,
+                           seq: np.ndarray | None, gates: np.ndarray, gate_offsets, reverse: bool, activations):
+        """§8.9.33 lstm's time steps for one direction (kernels.c lstm_sequence_f32) as a call
+        without arguments, everything bound now: xw [steps, batch, 4H] the input parts (x Wᵀ +
+        bias + recurrentBias), rt = Rᵀ [H, 4H], peephole [3H] or None, h and c [batch, H]
+        updated in place (the initial states before the call, the final ones after), seq (or
+        None) a [steps, batch, H] view whose rows are contiguous (e.g. sequence[:, d]);
+        gate_offsets (i, o, f, g) in units of H; activations: kernels.c codes (0 relu, 1
+        sigmoid, 2 tanh); gates: the loop's working memory (batch * 4H floats). All float32,
+        C-contiguous but seq; every array must stay alive and in place while the call is used."""
         steps, batch, width = xw.shape
-        before = (steps, batch, width // 4, self._ptr(xw), self._ptr(rt), self._ptr(peephole))
-        after = (self._ptr(gates), *gate_offsets, int(reverse), *activations)
-        lstm, ptr = self._lstm, self._ptr
-        return lambda h, c, seq: lstm(*before, ptr(h), ptr(c), ptr(seq), 0 if seq is None else seq.strides[0] // 4,
-                                      *after)
+        ptr = self._ptr
+        return partial(self._lstm, steps, batch, width // 4, ptr(xw), ptr(rt), ptr(peephole), ptr(h), ptr(c),
+                       ptr(seq), 0 if seq is None else seq.strides[0] // 4, ptr(gates), *gate_offsets,
+                       int(reverse), *activations)
 
-    def bind_gru_sequence(self, xw: np.ndarray, rt: np.ndarray, recurrent_bias, gates: np.ndarray, gate_offsets,
-                          reverse: bool, reset_after: bool, activations):
-        """gru_sequence with the arguments a runner keeps across runs bound now: run(h, seq)."""
+    def bind_gru_sequence(self, xw: np.ndarray, rt: np.ndarray, recurrent_bias, h: np.ndarray,
+                          seq: np.ndarray | None, gates: np.ndarray, gate_offsets, reverse: bool, reset_after: bool,
+                          activations):
+        """§8.9.25 gru's time steps for one direction (kernels.c gru_sequence_f32) as a call
+        without arguments, bound as bind_lstm_sequence: xw [steps, batch, 3H] = x Wᵀ + bias,
+        rt = Rᵀ [H, 3H], recurrent_bias [3H] or None, h [batch, H] updated in place, seq as for
+        lstm; gate_offsets (z, r, n); gates: batch * 3H + H floats."""
         steps, batch, width = xw.shape
-        before = (steps, batch, width // 3, self._ptr(xw), self._ptr(rt), self._ptr(recurrent_bias))
-        after = (self._ptr(gates), *gate_offsets, int(reverse), int(reset_after), *activations)
-        gru, ptr = self._gru, self._ptr
-        return lambda h, seq: gru(*before, ptr(h), ptr(seq), 0 if seq is None else seq.strides[0] // 4, *after)
-
-    def lstm_sequence(self, xw: np.ndarray, rt: np.ndarray, peephole, h: np.ndarray, c: np.ndarray,
-                      seq: np.ndarray | None, gate_offsets, reverse: bool, activations,
-                      gates: np.ndarray | None = None) -> None:
-        """§8.9.33 lstm's time steps for one direction (kernels.c lstm_sequence_f32): xw
-        [steps, batch, 4H] the input parts (x Wᵀ + bias + recurrentBias), rt = Rᵀ [H, 4H], peephole
-        [3H] or None, h and c [batch, H] updated in place, seq (or None) a [steps, batch, H] view
-        whose rows are contiguous (e.g. sequence[:, d]); gate_offsets (i, o, f, g) in units of H;
-        activations: kernels.c codes (0 relu, 1 sigmoid, 2 tanh); gates: the loop's working
-        memory (batch * 4H floats), made here if not given. All float32, C-contiguous."""
-        if gates is None:
-            gates = np.empty(xw.shape[1] * xw.shape[2], _F32)
-        self.bind_lstm_sequence(xw, rt, peephole, gates, gate_offsets, reverse, activations)(h, c, seq)
-
-    def gru_sequence(self, xw: np.ndarray, rt: np.ndarray, recurrent_bias, h: np.ndarray,
-                     seq: np.ndarray | None, gate_offsets, reverse: bool, reset_after: bool, activations,
-                     gates: np.ndarray | None = None) -> None:
-        """§8.9.25 gru's time steps for one direction (kernels.c gru_sequence_f32): xw
-        [steps, batch, 3H] = x Wᵀ + bias, rt = Rᵀ [H, 3H], recurrent_bias [3H] or None, h
-        [batch, H] updated in place, seq as for lstm_sequence; gate_offsets (z, r, n); gates:
-        the loop's working memory (batch * 3H + H floats), made here if not given."""
-        if gates is None:
-            gates = np.empty(xw.shape[1] * xw.shape[2] + xw.shape[2] // 3, _F32)
-        self.bind_gru_sequence(xw, rt, recurrent_bias, gates, gate_offsets, reverse, reset_after, activations)(h, seq)
+        ptr = self._ptr
+        return partial(self._gru, steps, batch, width // 3, ptr(xw), ptr(rt), ptr(recurrent_bias), ptr(h),
+                       ptr(seq), 0 if seq is None else seq.strides[0] // 4, ptr(gates), *gate_offsets,
+                       int(reverse), int(reset_after), *activations)
 
 
 try:
@@ -513,8 +501,9 @@ class HostKernels(Kernels):
     def pack_b(self, b: np.ndarray) -> None:
         return None              # BLAS packs for itself
 
-    def bind_input_gemm(self, b: np.ndarray, packed_b, bias_n: np.ndarray | None, out: np.ndarray):
-        return lambda a: self.gemm(a, b, bias_n=bias_n, out=out)        # BLAS, then the C epilogue
+    def bind_input_gemm(self, a: np.ndarray, b: np.ndarray, packed_b, bias_n: np.ndarray | None, out: np.ndarray):
+        rows, out_rows = a.reshape(-1, b.shape[0]), out.reshape(-1, b.shape[1])
+        return lambda: self.gemm(rows, b, bias_n=bias_n, out=out_rows)   # BLAS, then the C epilogue
 
     def bind_gemm(self, b: np.ndarray, packed_b=None):
         """Kernels.bind_gemm with BLAS: into a C-contiguous out, BLAS's product then the C

@@ -341,43 +341,50 @@ def _c_weights(fast, weight, recurrent_weight):
 
 
 class _Scratch:
-    """A runner's working memory, made at its first run and reused by every later one: the
-    input parts of all time steps (xw, [steps * batch, gates * H], also seen as [steps, batch,
-    gates * H]), the C loop's gate buffer, and per direction the two C calls with everything
-    that stays the same bound (`bind(xw, xw_steps, gates)` → [(input GEMM, sequence loop)]:
-    in Pyodide each array's address costs ~1.7 µs, 14 of them a run before). A run never
-    suspends (the C calls run to their end), so one set serves every run of its plan step; a
-    new input shape makes a new set."""
+    """A runner's working memory, made at its first run and reused by every later one, with
+    every C call bound to it (in Pyodide an array's address costs ~1.7 µs, a fresh array's
+    ~3.5 µs: a run now looks up none): the input x copied to float32 rows, the input parts of
+    all time steps (xw, [steps, batch, gates * H]), the C loop's gate buffer, the states
+    [directions, batch, H] (the initial ones copied in, the loop updates them in place) and
+    the sequence [steps, directions, batch, H]. `bind(work)` gives the calls in their order
+    (per direction: input GEMM, time loop). A run never suspends (the C calls run to their
+    end) and returns copies, so one set serves every run of its plan step; a new input shape
+    makes a new set."""
 
-    __slots__ = ("shape", "xw", "xw_steps", "gates", "calls")
+    __slots__ = ("shape", "x", "xw", "gates", "states", "sequence", "calls")
 
     def __init__(self):
         self.shape = None
 
-    def get(self, steps: int, batch: int, width: int, gates_size: int, bind) -> "_Scratch":
-        if self.shape != (steps, batch):
-            self.xw = np.empty((steps * batch, width), np.float32)
-            self.xw_steps = self.xw.reshape(steps, batch, width)
+    def get(self, x: np.ndarray, shape: tuple, gates_size: int, states: int, return_sequence: bool,
+            bind) -> "_Scratch":
+        """This set for x [steps, batch, input]; `shape` (directions, gates * H, H)."""
+        if self.shape != x.shape:
+            directions, width, hidden = shape
+            steps, batch = x.shape[0], x.shape[1]
+            self.x = np.empty(x.shape, np.float32)
+            self.xw = np.empty((steps, batch, width), np.float32)
             self.gates = np.empty(gates_size, np.float32)
-            self.calls = bind(self.xw, self.xw_steps, self.gates)
-            self.shape = (steps, batch)
+            self.states = [np.empty((directions, batch, hidden), np.float32) for _ in range(states)]
+            self.sequence = np.empty((steps, directions, batch, hidden), np.float32) if return_sequence else None
+            self.calls = bind(self)
+            self.shape = x.shape
         return self
 
-
-def _rows(x):
-    """x [steps, batch, input] as the input GEMM's C-contiguous float32 rows [steps * batch, input]."""
-    a = np.ascontiguousarray(x, np.float32)
-    return a.reshape(a.shape[0] * a.shape[1], -1)
-
-
-def _set_initial(state_out, state, d):
-    """One direction's state before the first step, in place: initialHiddenState[d] (or
-    initialCellState[d]), zeros without one. The C loop then updates it in place, so the
-    final state is left where the operator's output wants it."""
-    if state is None:
-        state_out.fill(0)
-    else:
-        state_out[...] = state[d]
+    def run(self, x: np.ndarray, initial_states) -> list[np.ndarray]:
+        """One run: x and the initial states (zeros for None) in, the bound calls, copies out."""
+        np.copyto(self.x, x)
+        for state, initial in zip(self.states, initial_states):
+            if initial is None:
+                state.fill(0)
+            else:
+                np.copyto(state, initial)
+        for call in self.calls:
+            call()
+        results = [state.copy() for state in self.states]
+        if self.sequence is not None:
+            results.append(self.sequence.copy())
+        return results
 
 
 def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attributes):
@@ -400,28 +407,23 @@ def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attrib
         directions.append((weight_t, packed, rt, combined, peep))
     backward_all = attributes["direction"] == "backward"
     return_sequence = attributes["return_sequence"]
+    shape = (len(directions), 4 * hidden, hidden)
     scratch = _Scratch()
 
-    def bind(xw, xw_steps, gates):
+    def bind(work):
         # x Wᵀ + (bias + recurrentBias) for every step at once, then the time loop.
-        return [(fast.bind_input_gemm(weight_t, packed, combined, xw),
-                 fast.bind_lstm_sequence(xw_steps, rt, peep, gates, offsets, d == 1 or backward_all, codes))
-                for d, (weight_t, packed, rt, combined, peep) in enumerate(directions)]
+        h, c = work.states
+        seq = work.sequence
+        calls = []
+        for d, (weight_t, packed, rt, combined, peep) in enumerate(directions):
+            calls.append(fast.bind_input_gemm(work.x, weight_t, packed, combined, work.xw))
+            calls.append(fast.bind_lstm_sequence(work.xw, rt, peep, h[d], c[d], None if seq is None else seq[:, d],
+                                                 work.gates, offsets, d == 1 or backward_all, codes))
+        return calls
 
     def run(x, initial_hidden, initial_cell):
-        steps, batch = x.shape[0], x.shape[1]
-        work = scratch.get(steps, batch, 4 * hidden, batch * 4 * hidden, bind)
-        sequence = np.empty((steps, len(directions), batch, hidden), np.float32)
-        final_h = np.empty((len(directions), batch, hidden), np.float32)
-        final_c = np.empty_like(final_h)
-        rows = _rows(x)
-        for d, (input_parts, time_loop) in enumerate(work.calls):
-            input_parts(rows)
-            h, c = final_h[d], final_c[d]
-            _set_initial(h, initial_hidden, d)
-            _set_initial(c, initial_cell, d)
-            time_loop(h, c, sequence[:, d])
-        return [final_h, final_c, sequence] if return_sequence else [final_h, final_c]
+        work = scratch.get(x, shape, x.shape[1] * 4 * hidden, 2, return_sequence, bind)
+        return work.run(x, (initial_hidden, initial_cell))
     return run
 
 
@@ -442,26 +444,22 @@ def gru_runner(weight, recurrent_weight, bias, recurrent_bias, attributes):
         directions.append((weight_t, packed, rt, b, rb))
     backward_all = attributes["direction"] == "backward"
     return_sequence, reset_after = attributes["return_sequence"], attributes["reset_after"]
+    shape = (len(directions), 3 * hidden, hidden)
     scratch = _Scratch()
 
-    def bind(xw, xw_steps, gates):
+    def bind(work):
         # x Wᵀ + bias for every step at once, then the time loop (which adds recurrentBias).
-        return [(fast.bind_input_gemm(weight_t, packed, b, xw),
-                 fast.bind_gru_sequence(xw_steps, rt, rb, gates, offsets, d == 1 or backward_all, reset_after, codes))
-                for d, (weight_t, packed, rt, b, rb) in enumerate(directions)]
+        (h,), seq = work.states, work.sequence
+        calls = []
+        for d, (weight_t, packed, rt, b, rb) in enumerate(directions):
+            calls.append(fast.bind_input_gemm(work.x, weight_t, packed, b, work.xw))
+            calls.append(fast.bind_gru_sequence(work.xw, rt, rb, h[d], None if seq is None else seq[:, d], work.gates,
+                                                offsets, d == 1 or backward_all, reset_after, codes))
+        return calls
 
     def run(x, initial_hidden):
-        steps, batch = x.shape[0], x.shape[1]
-        work = scratch.get(steps, batch, 3 * hidden, batch * 3 * hidden + hidden, bind)
-        sequence = np.empty((steps, len(directions), batch, hidden), np.float32)
-        final = np.empty((len(directions), batch, hidden), np.float32)
-        rows = _rows(x)
-        for d, (input_parts, time_loop) in enumerate(work.calls):
-            input_parts(rows)
-            h = final[d]
-            _set_initial(h, initial_hidden, d)
-            time_loop(h, sequence[:, d])
-        return [final, sequence] if return_sequence else [final]
+        work = scratch.get(x, shape, x.shape[1] * (3 * hidden) + hidden, 1, return_sequence, bind)
+        return work.run(x, (initial_hidden,))
     return run
 
 
