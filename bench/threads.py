@@ -6,8 +6,8 @@
 
 Part 1, GEMMs: in a cross-origin isolated Chromium page (tests/browser/pages/kernel_pool.html:
 Pyodide and webnn_py without the polyfill), the zoo CNNs' GEMM shapes (1×1 and im2col
-convolutions, packed constant B, bias and relu6 epilogue) timed on one thread and through the
-pool in alternation (the pool's thresholds lifted and its per-shape choice off, so every call
+convolutions, packed constant B, bias and relu6 epilogue), then mobilenet_v2's depthwise
+convolutions, timed on one thread and through the pool in alternation (the pool's thresholds lifted and its per-shape choice off, so every call
 of every shape is pooled where a worker is ready: what the pool itself does), with what the
 pooled calls' tiles did (taken by a worker, taken back by the page's thread, late).
 
@@ -56,6 +56,17 @@ GEMMS = [
     (49, 960, 320),      # mobilenet_v2's last block
     (49, 320, 1280),     # mobilenet_v2's head
     (3136, 64, 256),     # squeezenet expand 1×1, 3×3-ish sizes
+]
+# (h = w, channels, stride): mobilenet_v2's 3×3 depthwise convolutions (padding 1, bias + relu6).
+DEPTHWISES = [
+    (112, 32, 1),
+    (112, 96, 2),
+    (56, 144, 1),
+    (56, 144, 2),
+    (28, 192, 1),
+    (14, 384, 1),
+    (14, 576, 1),
+    (7, 960, 1),
 ]
 PAGES = REPO / "tests" / "browser" / "pages"
 
@@ -109,7 +120,37 @@ for m, k, n in SHAPES:
     after = threads.pool.stats()
     results.append({"shape": [m, k, n], "one": one, "pool": pooled,
                     "stats": {key: after[key] - before[key] for key in after}})
-{"workers": threads.pool.workers, "results": results}
+depthwises = []
+P.MIN_DEPTHWISE_MACS = P.MIN_DEPTHWISE_ROWS = 1
+for size, c, stride in DEPTHWISES:
+    x = rng.standard_normal((1, size, size, c), dtype=np.float32)
+    f = rng.standard_normal((3, 3, c), dtype=np.float32)
+    bias = rng.standard_normal(c, dtype=np.float32)
+    o = (size - 1) // stride + 1
+    out = np.empty((1, o, o, c), np.float32)
+    runs = max(3, min(50, int(5e6 / out.size / 9)))
+
+    def timed_dw(use):
+        kernels.threads = threads if use else None
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            kernels.depthwise_nhwc(x, f, bias, (o, o), (stride, stride), (1, 1), (1, 1), (0.0, 6.0), out)
+            times.append((time.perf_counter() - t0) * 1e3)
+        kernels.threads = threads
+        return times
+    timed_dw(True)
+    timed_dw(False)
+    one, pooled = [], []
+    before = threads.pool.stats()
+    for turn in range(ROUNDS):
+        one += timed_dw(False)
+        pooled += timed_dw(True)
+        await asyncio.sleep(0.02)
+    after = threads.pool.stats()
+    depthwises.append({"shape": [size, c, stride], "one": one, "pool": pooled,
+                       "stats": {key: after[key] - before[key] for key in after}})
+{"workers": threads.pool.workers, "results": results, "depthwises": depthwises}
 """
 
 
@@ -117,7 +158,8 @@ def gemm_bench(rounds: int, settings: str) -> dict:
     import browsers
     from webnn_py.serve import PolyfillServer
 
-    code = GEMM_CODE.replace("SHAPES", repr(GEMMS)).replace("ROUNDS", str(rounds))
+    code = (GEMM_CODE.replace("SHAPES", repr(GEMMS)).replace("DEPTHWISES", repr(DEPTHWISES))
+            .replace("ROUNDS", str(rounds)))
     with PolyfillServer(root=PAGES, headers=COI_HEADERS) as server, browsers.launch("chromium") as browser, \
             browser.new_page() as page:
         page.goto(f"{server.url}/kernel_pool.html?{settings}")
@@ -130,19 +172,24 @@ def gemm_bench(rounds: int, settings: str) -> dict:
 
 
 def report_gemms(gemms: dict) -> None:
+    for title, results, shape in (("GEMM m×k×n", gemms["results"], "{}×{}×{}"),
+                                  ("depthwise 3×3 h×c /stride", gemms["depthwises"], "{}×{} /{}")):
+        report_calls(title, [(shape.format(*r["shape"]), r) for r in results])
+
+
+def report_calls(title: str, results: list) -> None:
     rows = []
-    for r in gemms["results"]:
-        m, k, n = r["shape"]
+    for label, r in results:
         one, pool = median_ms(r["one"]), median_ms(r["pool"])
         s = r["stats"]
-        rows.append((f"{m}×{k}×{n}", f"{one:.3f}", f"{pool:.3f}", f"{pool / one:.2f}×",
+        rows.append((label, f"{one:.3f}", f"{pool:.3f}", f"{pool / one:.2f}×",
                      f"{min(r['one']):.3f}", f"{min(r['pool']):.3f}",
                      f"{min(r['pool']) / min(r['one']):.2f}×",
                      f"{s['calls']}/{s['calls'] + s['oneThread']}", f"{s['workerTiles']}/{s['tiles']}", str(s["late"]),
                      str(s["wakeUps"]), f"{s['startMs'] / max(s['workerCalls'], 1):.3f}",
                      f"{s['mineMacs'] / max(s['mineMs'], 1e-9) * 2e-6:.0f}/{s['workerMacs'] / max(s['workerMs'], 1e-9) * 2e-6:.0f}",
                      *(f"{s[key] / max(s['calls'], 1):.3f}" for key in ("readyMs", "wakeMs", "copyMs", "waitMs"))))
-    print_table(("GEMM m×k×n", "1 thread ms", "pool ms", "pool/1T", "min 1T", "min pool", "min ratio",
+    print_table((title, "1 thread ms", "pool ms", "pool/1T", "min 1T", "min pool", "min ratio",
                  "pooled calls", "worker tiles", "late", "wake-ups", "worker start ms", "GFLOP/s page/worker", "ready ms", "wake ms", "copy in ms",
                  "wait+copy back ms"), rows)
 

@@ -1,7 +1,7 @@
 """Run inside Pyodide in tests/browser/pages/kernel_pool.html (tests/browser/test_kernel_pool.py
-sends this file's text and awaits `checks()`): the kernel pool's GEMMs against the same kernel on
-one thread (bit for bit) and against numpy in float64, over the shapes and epilogues the pool
-takes. Returns plain values for the test to assert on."""
+sends this file's text and awaits `checks()`): the kernel pool's GEMMs and depthwise convolutions
+against the same kernel on one thread (bit for bit) and against numpy in float64, over the
+shapes, windows and epilogues the pool takes. Returns plain values for the test to assert on."""
 import asyncio
 
 import numpy as np
@@ -84,6 +84,56 @@ def one_case(kernels, rng, m, k, n, what):
             "max_error": float(error), "pooled": threads.pool.stats()["calls"] == calls + 1}
 
 
+def depthwise_reference(x, filter_hwc, bias, out_hw, strides, dilations, pads_begin, clamp):
+    """§8.9.10 depthwise conv2d of NHWC x [1, h, w, c] in float64 by numpy (zero padding)."""
+    _, h, w, c = x.shape
+    kh, kw, _ = filter_hwc.shape
+    (oh, ow), (sh, sw), (dh, dw), (pt, pl) = out_hw, strides, dilations, pads_begin
+    padded = np.zeros((h + pt + oh * sh + kh * dh, w + pl + ow * sw + kw * dw, c))
+    padded[pt:pt + h, pl:pl + w] = x[0]
+    y = np.zeros((oh, ow, c)) + (0 if bias is None else bias.astype(np.float64))
+    for i in range(kh):
+        for j in range(kw):
+            y += padded[i * dh:i * dh + oh * sh:sh, j * dw:j * dw + ow * sw:sw] * filter_hwc[i, j]
+    return np.clip(y, *clamp)[None] if clamp else y[None]
+
+
+# (h, w, c, kh, kw, strides, dilations, (pt, pb, pl, pr), bias, clamp): MobileNet's 3×3 stride 1
+# and 2, channels not a multiple of 4 (the kernel's 1-channel tail), a 5×5 dilated window whose
+# padding the workers' input slab must not shift, a window taller than the padding (slab rows
+# trimmed at both ends), no bias.
+DEPTHWISE_CASES = [
+    (56, 56, 144, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), True, (0.0, 6.0)),
+    (112, 112, 96, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1), True, (0.0, 6.0)),
+    (40, 33, 67, 5, 5, (1, 2), (2, 1), (4, 4, 2, 2), True, None),
+    (64, 24, 86, 7, 3, (2, 1), (1, 1), (1, 0, 1, 1), False, (-1.0, 1.0)),
+]
+
+
+def one_depthwise_case(kernels, rng, h, w, c, kh, kw, strides, dilations, pads, with_bias, clamp):
+    (sh, sw), (dh, dw), (pt, pb, pl, pr) = strides, dilations, pads
+    oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
+    ow = (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
+    x = rng.standard_normal((1, h, w, c), dtype=np.float32)
+    filter_hwc = rng.standard_normal((kh, kw, c), dtype=np.float32)
+    bias = rng.standard_normal(c, dtype=np.float32) if with_bias else None
+    threads = kernels.threads
+    threads.pool.idle(2.0)
+    calls = threads.pool.stats()["calls"]
+
+    def run(pool):
+        kernels.threads = pool
+        try:
+            return kernels.depthwise_nhwc(x, filter_hwc, bias, (oh, ow), strides, dilations, (pt, pl), clamp=clamp)
+        finally:
+            kernels.threads = threads
+    single, pooled = run(None), run(threads)
+    expected = depthwise_reference(x, filter_hwc, bias, (oh, ow), strides, dilations, (pt, pl), clamp)
+    return {"case": f"depthwise {h}x{w}x{c} {kh}x{kw} s{strides} d{dilations} p{pads}",
+            "identical": bool(np.array_equal(single.view(np.int32), pooled.view(np.int32))),
+            "max_error": float(np.abs(pooled - expected).max()), "pooled": threads.pool.stats()["calls"] == calls + 1}
+
+
 async def checks():
     kernels = K.available()
     threads = kernels.threads
@@ -109,6 +159,7 @@ async def checks():
         await asyncio.sleep(0.1)
     result["workers"] = threads.pool.workers if threads.pool else 0
     result["cases"] = [one_case(kernels, rng, *case) for case in CASES]
+    result["depthwise_cases"] = [one_depthwise_case(kernels, rng, *case) for case in DEPTHWISE_CASES]
     # A worker took tiles at least once (a worker the machine never schedules loses every
     # tile to the page's thread: retry with pauses that let it run).
     for size in range(300, 400):

@@ -60,6 +60,15 @@ def test_pool_is_bit_identical_to_one_thread_and_close_to_numpy(isolated):
         assert case["max_error"] < 1e-3, case
 
 
+def test_pooled_depthwise_is_bit_identical_to_one_thread_and_close_to_numpy(isolated):
+    _, result, _ = isolated
+    assert len(result["depthwise_cases"]) == 4
+    for case in result["depthwise_cases"]:
+        assert case["pooled"], case
+        assert case["identical"], case
+        assert case["max_error"] < 1e-4, case
+
+
 def test_workers_took_tiles_and_the_pool_ran_every_case(isolated):
     _, result, _ = isolated
     stats = result["stats"]

@@ -25,6 +25,15 @@ const MAX_TILES = CLOSED - 1;
 const CONTROL_BYTES = 65536;   // DONE + MAX_TILES words fit below it
 const [ARG_TILES, ARG_TILE_ROWS, ARG_ROWS, ARG_N, ARG_K, ARG_A, ARG_PACK, ARG_B, ARG_LDB, ARG_C, ARG_BIAS_M,
        ARG_BIAS_N, ARG_RES, ARG_ACT, ARG_LO, ARG_HI] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+// What a call's tiles are (ARG_KIND): rows of a GEMM's C (the ARG_* above), or output rows of a
+// batch-1 NHWC depthwise conv2d (kernels.c depthwise_nhwc), whose arguments take the GEMM's
+// slots 3-12 and 16-21 (DW below; the activation stays in ARG_ACT, ARG_LO, ARG_HI): DW.H input
+// rows in the arena from the first one the workers' rows read, DW.PT the begin padding of the
+// workers' first output row against that slab (negative: it starts inside the slab).
+const ARG_KIND = 22;
+const KIND_GEMM = 0, KIND_DEPTHWISE = 1;
+const DW = { H: 3, W: 4, CH: 5, X: 6, FILTER: 7, KH: 8, KW: 9, BIAS: 10, OUT: 11, OW: 12, SH: 16, SW: 17, DH: 18,
+             DWIDTH: 19, PT: 20, PL: 21 };
 
 // One worker: instantiate the shared build on the memory, then take tiles of each call until
 // none is left and sleep until the next call. Its only messages are the first one (ours;
@@ -32,7 +41,8 @@ const [ARG_TILES, ARG_TILE_ROWS, ARG_ROWS, ARG_N, ARG_K, ARG_A, ARG_PACK, ARG_B,
 function workerMain() {
   "use strict";
   const CONSTANTS = null;   // replaced by makePool's constants when the script is made
-  const { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED } = CONSTANTS;
+  const { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED,
+          ARG_KIND, KIND_GEMM, DW } = CONSTANTS;
   self.onmessage = (event) => {
     const data = event.data;
     if (!data || data.webnnKernelPool !== 1) return;
@@ -46,6 +56,24 @@ function workerMain() {
     const worked = new Float64Array(memory.buffer, WORKED * 8, 16);
     const workedMacs = new Float64Array(memory.buffer, WORKED_MACS * 8, 16);
     let claimedIn = 0;   // the generation of this worker's last claim
+    const arg = (i) => control[ARGS + i];
+    // Rows r0.. of the call's arena C; returns the multiply-adds (stats).
+    const gemmTile = (r0, rows) => {
+      const n = arg(3), k = arg(4), biasM = arg(10), res = arg(12);
+      kernels.sgemm(rows, n, k, arg(5) + r0 * k * 4, k, 1, arg(7), arg(8), arg(9) + r0 * n * 4, n,
+                    biasM ? biasM + r0 * 4 : 0, arg(11), res ? res + r0 * n * 4 : 0, arg(13),
+                    controlF32[ARGS + 14], controlF32[ARGS + 15], arg(6), 1);
+      return rows * n * k;
+    };
+    // Output rows r0.. of the workers' part of a depthwise conv2d, from the arena's input slab.
+    const depthwiseTile = (r0, rows) => {
+      const ow = arg(DW.OW), ch = arg(DW.CH), sh = arg(DW.SH);
+      kernels.depthwise_nhwc(1, arg(DW.H), arg(DW.W), ch, arg(DW.X), arg(DW.FILTER), arg(DW.KH), arg(DW.KW),
+                             arg(DW.BIAS), arg(DW.OUT) + r0 * ow * ch * 4, rows, ow, sh, arg(DW.SW), arg(DW.DH),
+                             arg(DW.DWIDTH), arg(DW.PT) - r0 * sh, arg(DW.PL), arg(13), controlF32[ARGS + 14],
+                             controlF32[ARGS + 15]);
+      return rows * ow * ch * arg(DW.KH) * arg(DW.KW);
+    };
     Atomics.store(control, READY + index, 1);
     let seen = Atomics.load(control, WAKE);
     for (;;) {
@@ -61,15 +89,10 @@ function workerMain() {
           claimedAt[index] = performance.timeOrigin + performance.now();   // stats: the pool's start-up per call
         }
         const tileRows = control[ARGS + 1], rows = Math.min(tileRows, control[ARGS + 2] - tile * tileRows);
-        const n = control[ARGS + 3], k = control[ARGS + 4], r0 = tile * tileRows;
-        const biasM = control[ARGS + 10], res = control[ARGS + 12];
+        const r0 = tile * tileRows;
         const tileStart = performance.now();
-        kernels.sgemm(rows, n, k, control[ARGS + 5] + r0 * k * 4, k, 1, control[ARGS + 7], control[ARGS + 8],
-                      control[ARGS + 9] + r0 * n * 4, n, biasM ? biasM + r0 * 4 : 0, control[ARGS + 11],
-                      res ? res + r0 * n * 4 : 0, control[ARGS + 13], controlF32[ARGS + 14],
-                      controlF32[ARGS + 15], control[ARGS + 6], 1);
+        workedMacs[index] += control[ARGS + ARG_KIND] === KIND_GEMM ? gemmTile(r0, rows) : depthwiseTile(r0, rows);
         worked[index] += performance.now() - tileStart;
-        workedMacs[index] += rows * n * k;
         Atomics.store(done, DONE + tile, state >>> TILE_BITS);
       }
       Atomics.store(control, BUSY + index, 0);
@@ -92,7 +115,8 @@ function workerMain() {
 // WebAssembly.Memory; mainKernels: kernels.wasm's exports on it; workerCount: how many;
 // lingerMs: how long an idle worker polls before it sleeps.
 function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, lingerMs) {
-  const constants = { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED };
+  const constants = { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED,
+                      ARG_KIND, KIND_GEMM, DW };
   const pageSize = 65536;
   const memory = new WebAssembly.Memory({ initial: 64, maximum: maxBytes / pageSize, shared: true });
   const sharedKernels = new WebAssembly.Instance(sharedModule, { env: { memory } }).exports;
@@ -146,6 +170,8 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // A float copied into or out of the arena (TypedArray.set) costs about this many of the
   // GEMM's multiply-adds (~0.1 ns a float against ~0.02-0.04 ns a multiply-add in Chromium).
   const COPY_MACS = 6;
+  // The same for depthwise_nhwc's multiply-adds (a first guess; calls then measure it: job.measured).
+  const DEPTHWISE_COPY_MACS = 1.5;
   let mode = "choose";
 
   function ensure(bytes) {
@@ -228,20 +254,73 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
       const inPlace = (row, count) => mainKernels.sgemm(
         count, n, k, aPtr + row * lda * 4, lda, 1, bPtr, ldb, outPtr + row * ldc * 4, ldc,
         biasM ? biasM + row * 4 : 0, biasN, res ? res + row * ldc * 4 : 0, act, lo, hi, packPtr, 1);
-      const key = `${m},${n},${k}`;
-      let timing = timings.get(key);
-      if (!timing) timings.set(key, timing = { pool: [], one: [], calls: 0 });
-      const started = performance.now();
-      const pooled = chooseWay(timing) && parallel(m, n, k, aPtr, lda, kept, packFloats, outPtr, ldc, biasM, biasN, res,
-                                                   act, lo, hi, inPlace);
-      if (!pooled) {
-        inPlace(0, m);
-        stats.oneThread++;
-      }
-      const recent = pooled ? timing.pool : timing.one;
-      recent.push(performance.now() - started);
-      if (recent.length > RECENT) recent.shift();
-      return true;
+      const rem = n % 8;
+      let aAt = 0, cAt = 0;
+      return runJob(`gemm ${m},${n},${k}`, inPlace, {
+        kind: KIND_GEMM, rows: m, align: 4, minTile: 8, rowMacs: n * k,
+        // A worker's row copies k (+ n of a residual) floats in and n back for n k multiply-adds.
+        copies: COPY_MACS * (k + n + (res ? n : 0)) / (n * k),
+        floats: (rows) => rows * k + rows * n + (res ? rows * n : 0) + (biasM ? rows : 0) + (biasN ? n : 0),
+        copyIn(at, mine, rows, heapNow) {
+          aAt = at; at += rows * k;
+          cAt = at; at += rows * n;
+          copyRows(arena, aAt, heapNow, aPtr / 4 + mine * lda, rows, k, lda);
+          let resAt = 0, biasMAt = 0, biasNAt = 0;
+          if (res) { resAt = at; at += rows * n; copyRows(arena, resAt, heapNow, res / 4 + mine * ldc, rows, n, ldc); }
+          if (biasM) { biasMAt = at; at += rows; arena.set(heapNow.subarray(biasM / 4 + mine, biasM / 4 + m), biasMAt); }
+          if (biasN) { biasNAt = at; at += n; arena.set(heapNow.subarray(biasN / 4, biasN / 4 + n), biasNAt); }
+          const args = [n, k, aAt * 4, kept, rem ? kept + packFloats * 4 - (n - rem) * 4 : 0, rem, cAt * 4,
+                        biasMAt * 4, biasNAt * 4, resAt * 4];
+          for (let i = 0; i < args.length; i++) control[ARGS + ARG_N + i] = args[i];
+        },
+        copyBack(heapNow, row, r0, count) {
+          copyRowsBack(heapNow, outPtr / 4 + row * ldc, cAt + r0 * n, count, n, ldc);
+        },
+      }, act, lo, hi);
+    },
+    // out[1, oh, ow, ch] = kernels.c depthwise_nhwc of a batch-1 NHWC x [h, w, ch] (every
+    // pointer in Pyodide's memory): on this thread alone, or split over output rows like gemm's
+    // rows, the workers reading a copy of the input rows their output rows need (the filter and
+    // bias copied with it). Always computes out.
+    depthwise(h, w, ch, xPtr, filterPtr, kh, kw, biasPtr, outPtr, oh, ow, sh, sw, dh, dw, pt, pl, act, lo, hi) {
+      const row = ow * ch;
+      // In place: output rows from `first` on (the begin padding measured from that row).
+      const inPlace = (first, count) => mainKernels.depthwise_nhwc(
+        1, h, w, ch, xPtr, filterPtr, kh, kw, biasPtr, outPtr + first * row * 4, count, ow, sh, sw, dh, dw,
+        pt - first * sh, pl, act, lo, hi);
+      // The input rows that output rows from `first` on read (the padding rows excluded).
+      const slab = (first) => {
+        const y0 = Math.max(0, first * sh - pt);
+        return [y0, Math.max(y0, Math.min(h, (oh - 1) * sh - pt + (kh - 1) * dh + 1))];
+      };
+      let outAt = 0;
+      return runJob(`depthwise ${h},${w},${ch},${kh},${kw},${sh},${sw},${dh},${dw},${pt},${pl},${oh},${ow}`, inPlace, {
+        kind: KIND_DEPTHWISE, rows: oh, align: 1, minTile: 1, rowMacs: row * kh * kw,
+        // A worker's output row copies ~sh input rows of w ch floats in and ow ch back.
+        copies: DEPTHWISE_COPY_MACS * (sh * w * ch + row) / (row * kh * kw),
+        measured: true,
+        floats(rows) {
+          const [y0, y1] = slab(oh - rows);
+          return (y1 - y0) * w * ch + kh * kw * ch + (biasPtr ? ch : 0) + rows * row;
+        },
+        copyIn(at, mine, rows, heapNow) {
+          const [y0, y1] = slab(mine);
+          const xAt = at; at += (y1 - y0) * w * ch;
+          arena.set(heapNow.subarray(xPtr / 4 + y0 * w * ch, xPtr / 4 + y1 * w * ch), xAt);
+          const filterAt = at; at += kh * kw * ch;
+          arena.set(heapNow.subarray(filterPtr / 4, filterPtr / 4 + kh * kw * ch), filterAt);
+          let biasAt = 0;
+          if (biasPtr) { biasAt = at; at += ch; arena.set(heapNow.subarray(biasPtr / 4, biasPtr / 4 + ch), biasAt); }
+          outAt = at;
+          const args = [[DW.H, y1 - y0], [DW.W, w], [DW.CH, ch], [DW.X, xAt * 4], [DW.FILTER, filterAt * 4],
+                        [DW.KH, kh], [DW.KW, kw], [DW.BIAS, biasAt * 4], [DW.OUT, outAt * 4], [DW.OW, ow],
+                        [DW.SH, sh], [DW.SW, sw], [DW.DH, dh], [DW.DWIDTH, dw], [DW.PT, pt + y0 - mine * sh], [DW.PL, pl]];
+          for (const [slot, value] of args) control[ARGS + slot] = value;
+        },
+        copyBack(heapNow, first, r0, count) {
+          heapNow.set(arena.subarray(outAt + r0 * row, outAt + (r0 + count) * row), outPtr / 4 + first * row);
+        },
+      }, act, lo, hi);
     },
     // "choose" (the default: per shape, chooseWay), "pool" (every call that can be pooled is:
     // bench/threads.py's GEMM table) or "one" (this thread alone).
@@ -284,46 +363,65 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     return sorted[sorted.length >> 1];
   }
 
-  // The pooled GEMM; false, having done nothing, when no worker can take part now.
-  function parallel(m, n, k, aPtr, lda, kept, packFloats, outPtr, ldc, biasM, biasN, res, act, lo, hi, inPlace) {
+  // One call of a job (gemm's, depthwise's): chooseWay's way for its shape (`key`), timed.
+  function runJob(key, inPlace, job, act, lo, hi) {
+    let timing = timings.get(key);
+    if (!timing) timings.set(key, timing = { pool: [], one: [], calls: 0, copies: [] });
+    const started = performance.now();
+    const pooled = chooseWay(timing) && parallel(job, inPlace, timing, act, lo, hi);
+    if (!pooled) {
+      inPlace(0, job.rows);
+      stats.oneThread++;
+    }
+    const recent = pooled ? timing.pool : timing.one;
+    recent.push(performance.now() - started);
+    if (recent.length > RECENT) recent.shift();
+    return true;
+  }
+
+  // The pooled call of a job: its first rows in place on this thread, the others in tiles in
+  // the arena; false, having done nothing, when no worker can take part now. A job gives its
+  // kind (what a worker runs), rows (of C, of output pixels), align (this thread's rows and
+  // the tiles in multiples of it), minTile, rowMacs (stats), copies (what copying a worker's
+  // row in and out costs this thread, as a fraction of the row's own work), measured (that
+  // estimate replaced by the median of what the last calls measured), floats(rows) (the arena
+  // space for the workers' rows), copyIn(at, mine, rows, heap) (into the arena from float
+  // index `at`, and its arguments into the control block) and copyBack(heap, row, r0, count)
+  // (tile rows r0.. in the arena to the job's rows row..).
+  function parallel(job, inPlace, timing, act, lo, hi) {
     const entered = performance.now();
     const ready = readyWorkers();
     if (!ready) { stats.declined++; return false; }
     // This thread's rows first, in place; the rest in tiles that anyone may take. This thread
     // also copies the workers' rows in and back, which costs about a fraction `copies` of their
-    // product, so it keeps m (1 - w copies) / (1 + w (1 - copies)) rows (w workers), which
+    // work, so it keeps m (1 - w copies) / (1 + w (1 - copies)) rows (w workers), which
     // leaves every thread the same time if the estimate holds; if it does not, this thread
     // takes the tiles still unclaimed after its own rows (eight per worker), so it errs low.
-    const copies = Math.min(0.5, COPY_MACS * (k + n + (res ? n : 0)) / (n * k));
+    const m = job.rows, align = job.align;
+    const copies = Math.min(0.5, job.measured && timing.copies.length ? median(timing.copies) : job.copies);
     const share = Math.max(0, (1 - ready * copies) / (1 + ready * (1 - copies)));
-    const mine = Math.floor(m * share / 4) * 4;
+    const mine = Math.floor(m * share / align) * align;
     const rows = m - mine;
-    const tileRows = Math.max(8, Math.ceil(rows / (8 * ready) / 4) * 4);
+    const tileRows = Math.max(job.minTile, Math.ceil(rows / (8 * ready) / align) * align);
     const tiles = Math.ceil(rows / tileRows);
-    const rem = n % 8;
-    const floats = rows * k + rows * n + (res ? rows * n : 0) + (biasM ? rows : 0) + (biasN ? n : 0);
     const base = Math.ceil(top / 64) * 64;
-    if (tiles > MAX_TILES || !ensure(base + floats * 4 + 64)) { stats.declined++; return false; }
+    if (tiles > MAX_TILES || !ensure(base + job.floats(rows) * 4 + 64)) { stats.declined++; return false; }
     const copying = performance.now();
     stats.readyMs += copying - entered;
     const heapNow = heapView();
-    let at = base / 4;
-    const aAt = at; at += rows * k;
-    const cAt = at; at += rows * n;
-    copyRows(arena, aAt, heapNow, aPtr / 4 + mine * lda, rows, k, lda);
-    let resAt = 0, biasMAt = 0, biasNAt = 0;
-    if (res) { resAt = at; at += rows * n; copyRows(arena, resAt, heapNow, res / 4 + mine * ldc, rows, n, ldc); }
-    if (biasM) { biasMAt = at; at += rows; arena.set(heapNow.subarray(biasM / 4 + mine, biasM / 4 + m), biasMAt); }
-    if (biasN) { biasNAt = at; at += n; arena.set(heapNow.subarray(biasN / 4, biasN / 4 + n), biasNAt); }
-    const args = [tiles, tileRows, rows, n, k, aAt * 4, kept, rem ? kept + packFloats * 4 - (n - rem) * 4 : 0,
-                  rem, cAt * 4, biasMAt * 4, biasNAt * 4, resAt * 4, act];
-    for (let i = 0; i < args.length; i++) control[ARGS + i] = args[i];
-    controlF32[ARGS + 14] = lo;
-    controlF32[ARGS + 15] = hi;
+    job.copyIn(base / 4, mine, rows, heapNow);
+    control[ARGS + ARG_TILES] = tiles;
+    control[ARGS + ARG_TILE_ROWS] = tileRows;
+    control[ARGS + ARG_ROWS] = rows;
+    control[ARGS + ARG_ACT] = act;
+    controlF32[ARGS + ARG_LO] = lo;
+    controlF32[ARGS + ARG_HI] = hi;
+    control[ARGS + ARG_KIND] = job.kind;
     generation = generation % 0xFFFFF + 1;
     const open = generation << TILE_BITS;
     const opening = performance.now();
-    stats.copyMs += opening - copying;
+    const copiedIn = opening - copying;
+    stats.copyMs += copiedIn;
     const openedAt = timeOrigin + opening;
     Atomics.store(control, STATE, open);
     // Wake the sleeping workers. Waking from Atomics.wait takes ~0.005-0.02 ms when a core is
@@ -356,6 +454,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     // the late worker's result in the arena is ignored, and its BUSY flag keeps later calls
     // on this thread alone until it has finished.
     const budget = 0.5 + 2 * (mine ? mineTook * tileRows / mine : 1);
+    let copiedBack = 0, copiedRows = 0;
     for (let tile = 0; tile < tiles; tile++) {
       if (takenHere[tile]) continue;
       const r0 = tile * tileRows, count = Math.min(tileRows, rows - r0);
@@ -363,16 +462,24 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
       let ok = Atomics.load(control, DONE + tile) === generation;
       while (!ok && performance.now() < deadline) ok = Atomics.load(control, DONE + tile) === generation;
       if (ok) {
-        copyRowsBack(heapNow, outPtr / 4 + (mine + r0) * ldc, cAt + r0 * n, count, n, ldc);
+        const copyStart = performance.now();
+        job.copyBack(heapNow, mine + r0, r0, count);
+        copiedBack += performance.now() - copyStart;
+        copiedRows += count;
         stats.workerTiles++;
       } else {
         inPlace(mine + r0, count);
         stats.late++;
       }
     }
+    // What this call's copies cost against this thread's own rows (job.measured's estimate).
+    if (mine && copiedRows) {
+      timing.copies.push((copiedIn / rows + copiedBack / copiedRows) / (mineTook / mine));
+      if (timing.copies.length > RECENT) timing.copies.shift();
+    }
     stats.calls++;
     stats.mineMs += mineTook;
-    stats.mineMacs += mine * n * k;
+    stats.mineMacs += mine * job.rowMacs;
     stats.stolenMs += waited - started - mineTook;
     stats.waitMs += performance.now() - waited;
     stats.tiles += tiles;

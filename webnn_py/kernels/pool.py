@@ -1,5 +1,6 @@
-"""The kernel pool: large float32 GEMMs with a constant (packed) B split between the page's
-thread and a few dedicated workers, in cross-origin isolated pages (README "Kernels", Threads).
+"""The kernel pool: large float32 GEMMs with a constant (packed) B and batch-1 NHWC depthwise
+convolutions split between the page's thread and a few dedicated workers, in cross-origin
+isolated pages (README "Kernels", Threads).
 
 Pyodide 0.27's memory is not shared, so the workers cannot read numpy's buffers: they run
 kernels_shared.wasm (the same C, tools/build_kernels.py) on a SharedArrayBuffer-backed
@@ -7,14 +8,16 @@ WebAssembly.Memory of their own, the *arena*, which the page also holds (pool.js
 the page keeps the first rows for itself and computes them in place with kernels.wasm; the
 other rows' A (and residual, bias) are copied into the arena, cut into tiles that the workers
 and then the page claim with an atomic counter, and the workers' C rows copied back. A
-constant B is copied into the arena once, when it is first used, and released with it. Per
-GEMM shape, pool.js uses the pool or the page's thread alone, whichever has been faster lately
+constant B is copied into the arena once, when it is first used, and released with it. A
+depthwise convolution is split over its output rows the same way, the workers reading a copy of
+the input rows theirs need. Per shape, pool.js uses the pool or the page's thread alone, whichever has been faster lately
 (on a busy machine a pooled call can cost more than it saves).
 
 Started only where it can help and cannot hang: Pyodide in a page or dedicated worker that
 is `crossOriginIsolated` and can create workers, `navigator.hardwareConcurrency > 1`,
 `webnnPolyfillConfig.kernelThreads` not 0 (the number of workers; default
-hardwareConcurrency - 1, at most 3), and only when the first GEMM above the thresholds comes.
+hardwareConcurrency - 1, at most 3), and only when the first GEMM or depthwise convolution above
+the thresholds comes.
 Anywhere else, for GEMMs below the thresholds (the copies would not be amortised), and while no
 worker is ready, kernels.Kernels.gemm runs on one thread as before; results are bit for bit the
 same either way (the same C, each element summed over k in the same order).
@@ -38,6 +41,11 @@ _log = logging.getLogger("webnn_py")
 MIN_MACS = 2_000_000
 MIN_ROWS = 64
 MIN_COLUMNS = 16
+# A batch-1 NHWC depthwise conv2d may go to the pool from this many multiply-adds and output rows
+# per thread: its workers' rows copy ~stride input rows in and one output row back per output
+# row, at ~1.5 of its multiply-adds' time a float (pool.js measures it per shape and splits by it).
+MIN_DEPTHWISE_MACS = 1_000_000
+MIN_DEPTHWISE_ROWS = 4
 # pool.js addresses B's last n % 8 columns n floats before them, above its 64 KiB control block.
 MAX_COLUMNS = 16384
 MAX_WORKERS = 3
@@ -101,6 +109,17 @@ class KernelPool:
         return bool(self._pool.gemm(m, n, k, _address(a), a.strides[0] // 4, _address(b), b.strides[0] // 4,
                                     _address(packed_b), kept, packed_b.size, _address(out), ldc, _address(bias_m),
                                     _address(bias_n), _address(residual), act, lo, hi))
+
+    def depthwise(self, x: np.ndarray, filter_hwc: np.ndarray, bias, out: np.ndarray, strides, dilations,
+                  pads_begin, act: int, lo: float, hi: float) -> None:
+        """kernels.Kernels.depthwise_nhwc of a batch-1 x through pool.js (the pool or this thread,
+        whichever has been faster for the shape lately); x, filter_hwc, bias and out C-contiguous."""
+        _, h, w, c = x.shape
+        kh, kw, _ = filter_hwc.shape
+        _, oh, ow, _ = out.shape
+        self._pool.depthwise(h, w, c, _address(x), _address(filter_hwc), kh, kw, _address(bias), _address(out), oh,
+                             ow, strides[0], strides[1], dilations[0], dilations[1], pads_begin[0], pads_begin[1],
+                             act, lo, hi)
 
     def set_mode(self, mode: str) -> None:
         """"choose" (the default: per GEMM shape, the pool or this thread, whichever has been
@@ -178,12 +197,26 @@ class Threads:
         if (m < MIN_ROWS * (self._workers + 1) or m * n * k < MIN_MACS or min(n, k) < MIN_COLUMNS
                 or a.strides[1] != 4 or n >= MAX_COLUMNS or self._failed):
             return False
+        return self._started() and self.pool.gemm(a, b, packed_b, out, ldc, bias_m, bias_n, residual, act, lo, hi)
+
+    def depthwise(self, x, filter_hwc, bias, out, strides, dilations, pads_begin, act, lo, hi) -> bool:
+        """Kernels.depthwise_nhwc's convolution through the pool where it may help (a batch-1
+        input, enough work); False (nothing done) otherwise."""
+        oh = out.shape[1]
+        if (x.shape[0] != 1 or oh < MIN_DEPTHWISE_ROWS * (self._workers + 1)
+                or out.size * filter_hwc.shape[0] * filter_hwc.shape[1] < MIN_DEPTHWISE_MACS or self._failed):
+            return False
+        if not self._started():
+            return False
+        self.pool.depthwise(x, filter_hwc, bias, out, strides, dilations, pads_begin, act, lo, hi)
+        return True
+
+    def _started(self) -> bool:
+        """Whether the pool runs, started now if this is its first use (False: it failed to)."""
         if self.pool is None:
             self.pool = _start(self._main_exports, self._heap_memory, self._workers)
             self._failed = self.pool is None
-            if self._failed:
-                return False
-        return self.pool.gemm(a, b, packed_b, out, ldc, bias_m, bias_n, residual, act, lo, hi)
+        return not self._failed
 
 
 def threads(main_exports, heap_memory) -> Threads | None:
