@@ -1,6 +1,6 @@
 """Run inside Pyodide in tests/browser/pages/kernel_pool.html (tests/browser/test_kernel_pool.py
-sends this file's text and awaits `checks()`): the kernel pool's GEMMs and depthwise convolutions
-against the same kernel on one thread (bit for bit) and against numpy in float64, over the
+sends this file's text and awaits `checks()`): the kernel pool's GEMMs, depthwise and im2col
+convolutions against the same kernel on one thread (bit for bit) and against numpy in float64, over the
 shapes, windows and epilogues the pool takes. Returns plain values for the test to assert on."""
 import asyncio
 
@@ -134,6 +134,86 @@ def one_depthwise_case(kernels, rng, h, w, c, kh, kw, strides, dilations, pads, 
             "max_error": float(np.abs(pooled - expected).max()), "pooled": threads.pool.stats()["calls"] == calls + 1}
 
 
+def conv_reference(x, weights, bias, out_hw, strides, dilations, pads_begin, residual, clamp):
+    """conv2d of NHWC x [h, w, c] with HWIO weights [kh, kw, c, n] in float64 by numpy."""
+    h, w, c = x.shape
+    kh, kw, _, n = weights.shape
+    (oh, ow), (sh, sw), (dh, dw), (pt, pl) = out_hw, strides, dilations, pads_begin
+    padded = np.zeros((h + pt + oh * sh + kh * dh, w + pl + ow * sw + kw * dw, c))
+    padded[pt:pt + h, pl:pl + w] = x
+    y = np.zeros((oh, ow, n)) + bias.astype(np.float64) + residual.reshape(oh, ow, n)
+    for i in range(kh):
+        for j in range(kw):
+            y += padded[i * dh:i * dh + oh * sh:sh, j * dw:j * dw + ow * sw:sw] @ weights[i, j].astype(np.float64)
+    return np.clip(y, *clamp).reshape(oh * ow, n) if clamp else y.reshape(oh * ow, n)
+
+
+# (h, w, c, kh, kw, strides, dilations, (pt, pb, pl, pr), n, what): resnet18's 3×3 layer, a
+# stride-2 3×3 with a residual and remainder columns (n % 8), a 7×7 stem on 3 channels, a dilated
+# window writing a channel slice of a wider output (a concat's part: rows ldc apart, its residual
+# too); the page's patches 3 output rows at a time ("blocks": the one-thread blocks' loop).
+CONV_CASES = [
+    (28, 28, 64, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), 64, "relu6"),
+    (30, 29, 32, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1), 77, "residual blocks"),
+    (64, 64, 3, 7, 7, (2, 2), (1, 1), (3, 3, 3, 3), 64, "relu6"),
+    (24, 20, 24, 3, 3, (1, 1), (2, 2), (2, 2, 2, 2), 40, "strided residual blocks"),
+]
+
+
+def one_conv_case(kernels, rng, h, w, c, kh, kw, strides, dilations, pads, n, what):
+    (sh, sw), (dh, dw), (pt, pb, pl, pr) = strides, dilations, pads
+    oh = (h + pt + pb - (kh - 1) * dh - 1) // sh + 1
+    ow = (w + pl + pr - (kw - 1) * dw - 1) // sw + 1
+    k = kh * kw * c
+    x = rng.standard_normal((h, w, c), dtype=np.float32)
+    weights = (rng.standard_normal((kh, kw, c, n), dtype=np.float32) / np.float32(np.sqrt(k))).astype(np.float32)
+    b = np.ascontiguousarray(weights.reshape(k, n))
+    packed = kernels.pack_b(b)
+    bias = rng.standard_normal(n, dtype=np.float32)
+    clamp = (0.0, 6.0) if "relu6" in what else None
+    residual = rng.standard_normal((oh * ow, n), dtype=np.float32) if "residual" in what else None
+    block = 3 if "blocks" in what else oh
+    threads = kernels.threads
+    threads.pool.idle(2.0)
+    calls = threads.pool.stats()["calls"]
+
+    def out_rows():
+        wide = np.zeros((oh * ow, n + 11), np.float32)
+        return wide[:, 5:5 + n] if "strided" in what else np.zeros((oh * ow, n), np.float32)
+
+    def residual_like(out):
+        if residual is None:
+            return None
+        view = out if "strided" in what else np.empty_like(out)
+        view[...] = residual
+        return view
+
+    # One thread: the convolution's blocks as ops/convolution.py runs them without the pool.
+    single = out_rows()
+    single_residual = residual_like(single)
+    cols = np.empty(block * ow * k, np.float32)
+    kernels.threads = None
+    try:
+        for r0 in range(0, oh, block):
+            rows = range(r0, min(r0 + block, oh))
+            part = cols[:len(rows) * ow * k].reshape(len(rows) * ow, k)
+            kernels.im2col_nhwc(x, (kh, kw), strides, dilations, (pt, pl), rows, ow, part)
+            sl = slice(r0 * ow, rows.stop * ow)
+            kernels.gemm(part, b, bias_n=bias, clamp=clamp, out=single[sl], packed_b=packed,
+                         residual=None if single_residual is None else single_residual[sl])
+    finally:
+        kernels.threads = threads
+    pooled = out_rows()
+    pooled_residual = residual_like(pooled)
+    took = kernels.im2col_gemm(x, (kh, kw), strides, dilations, (pt, pl), (oh, ow), b, packed, pooled, cols,
+                               bias, pooled_residual, clamp)
+    expected = conv_reference(x, weights, bias, (oh, ow), strides, dilations, (pt, pl),
+                              np.zeros((oh * ow, n)) if residual is None else residual, clamp)
+    return {"case": f"conv {h}x{w}x{c} {kh}x{kw}->{n} s{strides} d{dilations} p{pads} {what}", "took": took,
+            "identical": bool(np.array_equal(single.view(np.int32), pooled.view(np.int32))),
+            "max_error": float(np.abs(pooled - expected).max()), "pooled": threads.pool.stats()["calls"] == calls + 1}
+
+
 async def checks():
     kernels = K.available()
     threads = kernels.threads
@@ -160,6 +240,7 @@ async def checks():
     result["workers"] = threads.pool.workers if threads.pool else 0
     result["cases"] = [one_case(kernels, rng, *case) for case in CASES]
     result["depthwise_cases"] = [one_depthwise_case(kernels, rng, *case) for case in DEPTHWISE_CASES]
+    result["conv_cases"] = [one_conv_case(kernels, rng, *case) for case in CONV_CASES]
     # A worker took tiles at least once (a worker the machine never schedules loses every
     # tile to the page's thread: retry with pauses that let it run).
     for size in range(300, 400):

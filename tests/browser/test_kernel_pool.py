@@ -69,6 +69,15 @@ def test_pooled_depthwise_is_bit_identical_to_one_thread_and_close_to_numpy(isol
         assert case["max_error"] < 1e-4, case
 
 
+def test_pooled_im2col_convolution_is_bit_identical_to_one_thread_and_close_to_numpy(isolated):
+    _, result, _ = isolated
+    assert len(result["conv_cases"]) == 4
+    for case in result["conv_cases"]:
+        assert case["took"] and case["pooled"], case
+        assert case["identical"], case
+        assert case["max_error"] < 1e-3, case
+
+
 def test_workers_took_tiles_and_the_pool_ran_every_case(isolated):
     _, result, _ = isolated
     stats = result["stats"]

@@ -344,6 +344,23 @@ class Kernels:
                          self._ptr(out))
         return out
 
+    def im2col_gemm(self, x: np.ndarray, kernel, strides, dilations, pads_begin, out_hw, b: np.ndarray,
+                    packed_b: np.ndarray, out_rows: np.ndarray, cols: np.ndarray, bias_n=None, residual_rows=None,
+                    clamp=None) -> bool:
+        """The im2col convolution of one C-contiguous NHWC image x [h, w, c] through the kernel
+        pool (a cross-origin isolated page): out_rows [oh * ow, n] (rows of contiguous elements)
+        = gemm(im2col_nhwc(x, ...), b, bias_n=bias_n, clamp=clamp, residual=residual_rows (out_rows'
+        strides), packed_b=packed_b), this thread's rows' patches made in `cols` (C-contiguous, a
+        whole number of output rows), the workers' made by the workers. False, having done
+        nothing, where the pool does not take it: the caller runs im2col_nhwc and gemm."""
+        if self.threads is None or out_rows.strides[1] != 4 or out_rows.strides[0] % 4 or (
+                residual_rows is not None and residual_rows.strides != out_rows.strides):
+            return False
+        act, lo, hi = _activation_args(clamp)
+        cols_rows = cols.size // (out_hw[1] * b.shape[0])
+        return self.threads.conv(x, kernel, strides, dilations, pads_begin, out_hw, b, packed_b, out_rows,
+                                 out_rows.strides[0] // 4, bias_n, residual_rows, act, lo, hi, cols, cols_rows)
+
     def softmax_rows(self, x: np.ndarray) -> np.ndarray:
         """§8.9.55 softmax along the last axis of a C-contiguous float32 array."""
         out = np.empty(x.shape, _F32)

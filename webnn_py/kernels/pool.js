@@ -30,10 +30,16 @@ const [ARG_TILES, ARG_TILE_ROWS, ARG_ROWS, ARG_N, ARG_K, ARG_A, ARG_PACK, ARG_B,
 // slots 3-12 and 16-21 (DW below; the activation stays in ARG_ACT, ARG_LO, ARG_HI): DW.H input
 // rows in the arena from the first one the workers' rows read, DW.PT the begin padding of the
 // workers' first output row against that slab (negative: it starts inside the slab).
+// A convolution's tiles (KIND_CONV: im2col + GEMM of one NHWC image) are output rows too: each
+// worker writes the patch matrix of its tile's rows (kernels.c im2col_nhwc, from the arena's
+// input slab) into its own scratch (ARG_A + worker * tile rows * ow * k floats), then runs the
+// GEMM's kernel on it (the GEMM's slots; ARG_ROWS etc. count output rows of ow pixels); its
+// geometry in CONV's slots.
 const ARG_KIND = 22;
-const KIND_GEMM = 0, KIND_DEPTHWISE = 1;
+const KIND_GEMM = 0, KIND_DEPTHWISE = 1, KIND_CONV = 2;
 const DW = { H: 3, W: 4, CH: 5, X: 6, FILTER: 7, KH: 8, KW: 9, BIAS: 10, OUT: 11, OW: 12, SH: 16, SW: 17, DH: 18,
              DWIDTH: 19, PT: 20, PL: 21 };
+const CONV = { H: 16, W: 17, CH: 18, X: 19, KH: 20, KW: 21, SH: 23, SW: 24, DH: 25, DWIDTH: 26, PT: 27, PL: 28, OW: 29 };
 
 // One worker: instantiate the shared build on the memory, then take tiles of each call until
 // none is left and sleep until the next call. Its only messages are the first one (ours;
@@ -42,7 +48,7 @@ function workerMain() {
   "use strict";
   const CONSTANTS = null;   // replaced by makePool's constants when the script is made
   const { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED,
-          ARG_KIND, KIND_GEMM, DW } = CONSTANTS;
+          ARG_KIND, KIND_GEMM, KIND_DEPTHWISE, DW, CONV } = CONSTANTS;
   self.onmessage = (event) => {
     const data = event.data;
     if (!data || data.webnnKernelPool !== 1) return;
@@ -64,6 +70,18 @@ function workerMain() {
                     biasM ? biasM + r0 * 4 : 0, arg(11), res ? res + r0 * n * 4 : 0, arg(13),
                     controlF32[ARGS + 14], controlF32[ARGS + 15], arg(6), 1);
       return rows * n * k;
+    };
+    // Output rows r0.. of the workers' part of an im2col convolution: their patch matrix into
+    // this worker's scratch, from the arena's input slab, then its GEMM into the arena's C.
+    const convTile = (r0, rows) => {
+      const ow = arg(CONV.OW), n = arg(3), k = arg(4), sh = arg(CONV.SH), scratch = arg(5) + index * arg(1) * ow * k * 4;
+      const res = arg(12), pixels = rows * ow, first = r0 * ow;
+      kernels.im2col_nhwc(arg(CONV.X), arg(CONV.H), arg(CONV.W), arg(CONV.CH), arg(CONV.KH), arg(CONV.KW), sh,
+                          arg(CONV.SW), arg(CONV.DH), arg(CONV.DWIDTH), arg(CONV.PT) - r0 * sh, arg(CONV.PL), 0, rows,
+                          ow, scratch);
+      kernels.sgemm(pixels, n, k, scratch, k, 1, arg(7), arg(8), arg(9) + first * n * 4, n, 0, arg(11),
+                    res ? res + first * n * 4 : 0, arg(13), controlF32[ARGS + 14], controlF32[ARGS + 15], arg(6), 1);
+      return pixels * n * k;
     };
     // Output rows r0.. of the workers' part of a depthwise conv2d, from the arena's input slab.
     const depthwiseTile = (r0, rows) => {
@@ -91,7 +109,9 @@ function workerMain() {
         const tileRows = control[ARGS + 1], rows = Math.min(tileRows, control[ARGS + 2] - tile * tileRows);
         const r0 = tile * tileRows;
         const tileStart = performance.now();
-        workedMacs[index] += control[ARGS + ARG_KIND] === KIND_GEMM ? gemmTile(r0, rows) : depthwiseTile(r0, rows);
+        const kind = control[ARGS + ARG_KIND];
+        workedMacs[index] += kind === KIND_GEMM ? gemmTile(r0, rows) : kind === KIND_DEPTHWISE ? depthwiseTile(r0, rows)
+          : convTile(r0, rows);
         worked[index] += performance.now() - tileStart;
         Atomics.store(done, DONE + tile, state >>> TILE_BITS);
       }
@@ -116,7 +136,7 @@ function workerMain() {
 // lingerMs: how long an idle worker polls before it sleeps.
 function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, lingerMs) {
   const constants = { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED,
-                      ARG_KIND, KIND_GEMM, DW };
+                      ARG_KIND, KIND_GEMM, KIND_DEPTHWISE, DW, CONV };
   const pageSize = 65536;
   const memory = new WebAssembly.Memory({ initial: 64, maximum: maxBytes / pageSize, shared: true });
   const sharedKernels = new WebAssembly.Instance(sharedModule, { env: { memory } }).exports;
@@ -278,6 +298,58 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
         },
       }, act, lo, hi);
     },
+    // The im2col convolution of one NHWC image x [h, w, c]: out's oh * ow pixel rows (n floats,
+    // ldc apart) = epilogue(patches @ B) for B packed and kept as gemm's (k = kh kw c); on this
+    // thread its rows' patches go through `cols` (Pyodide's memory, colsRows output rows at a
+    // time), the workers' rows are split as gemm's, each worker making the patches of its rows
+    // from a copy of the input rows they read: the workers' part of the patch matrix (k floats a
+    // pixel, 9 times the input's for a 3×3 window) is never copied, nor made on this thread.
+    conv(h, w, c, xPtr, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, colsPtr, colsRows, bPtr, ldb, packPtr, kept,
+         packFloats, n, outPtr, ldc, biasN, res, act, lo, hi) {
+      const k = kh * kw * c, rem = n % 8;
+      const inPlace = (first, count) => {
+        for (let r = first; r < first + count; r += colsRows) {
+          const rows = Math.min(colsRows, first + count - r), at = r * ow * ldc * 4;
+          mainKernels.im2col_nhwc(xPtr, h, w, c, kh, kw, sh, sw, dh, dw, pt, pl, r, rows, ow, colsPtr);
+          mainKernels.sgemm(rows * ow, n, k, colsPtr, k, 1, bPtr, ldb, outPtr + at, ldc, 0, biasN, res ? res + at : 0,
+                            act, lo, hi, packPtr, 1);
+        }
+      };
+      const slab = inputRows(h, kh, sh, dh, pt, oh);
+      let cAt = 0;
+      return runJob(`conv ${h},${w},${c},${kh},${kw},${sh},${sw},${dh},${dw},${pt},${pl},${oh},${ow},${n},${ldc}`,
+                    inPlace, {
+        kind: KIND_CONV, rows: oh, align: 1, minTile: 1, rowMacs: ow * n * k,
+        // A worker's output row copies ~sh input rows (w c floats; a residual's ow n) in and ow n
+        // back, for ow n k multiply-adds (and the patches' ow k floats, which this thread makes
+        // for its own rows).
+        copies: COPY_MACS * (sh * w * c + ow * n * (res ? 2 : 1)) / (ow * (n * k + COPY_MACS * k)),
+        measured: true,
+        floats(rows, tileRows) {   // with every worker's scratch
+          const [y0, y1] = slab(oh - rows);
+          return (y1 - y0) * w * c + rows * ow * n * (res ? 2 : 1) + (biasN ? n : 0) + workers.length * tileRows * ow * k;
+        },
+        copyIn(at, mine, rows, heapNow) {
+          const [y0, y1] = slab(mine);
+          const xAt = at; at += (y1 - y0) * w * c;
+          arena.set(heapNow.subarray(xPtr / 4 + y0 * w * c, xPtr / 4 + y1 * w * c), xAt);
+          cAt = at; at += rows * ow * n;
+          let resAt = 0, biasNAt = 0;
+          if (res) { resAt = at; at += rows * ow * n; copyRows(arena, resAt, heapNow, res / 4 + mine * ow * ldc, rows * ow, n, ldc); }
+          if (biasN) { biasNAt = at; at += n; arena.set(heapNow.subarray(biasN / 4, biasN / 4 + n), biasNAt); }
+          const gemmArgs = [n, k, at * 4, kept, rem ? kept + packFloats * 4 - (n - rem) * 4 : 0, rem, cAt * 4, 0,
+                            biasNAt * 4, resAt * 4];
+          for (let i = 0; i < gemmArgs.length; i++) control[ARGS + ARG_N + i] = gemmArgs[i];
+          const convArgs = [[CONV.H, y1 - y0], [CONV.W, w], [CONV.CH, c], [CONV.X, xAt * 4], [CONV.KH, kh],
+                            [CONV.KW, kw], [CONV.SH, sh], [CONV.SW, sw], [CONV.DH, dh], [CONV.DWIDTH, dw],
+                            [CONV.PT, pt + y0 - mine * sh], [CONV.PL, pl], [CONV.OW, ow]];
+          for (const [slot, value] of convArgs) control[ARGS + slot] = value;
+        },
+        copyBack(heapNow, first, r0, count) {
+          copyRowsBack(heapNow, outPtr / 4 + first * ow * ldc, cAt + r0 * ow * n, count * ow, n, ldc);
+        },
+      }, act, lo, hi);
+    },
     // out[1, oh, ow, ch] = kernels.c depthwise_nhwc of a batch-1 NHWC x [h, w, ch] (every
     // pointer in Pyodide's memory): on this thread alone, or split over output rows like gemm's
     // rows, the workers reading a copy of the input rows their output rows need (the filter and
@@ -288,11 +360,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
       const inPlace = (first, count) => mainKernels.depthwise_nhwc(
         1, h, w, ch, xPtr, filterPtr, kh, kw, biasPtr, outPtr + first * row * 4, count, ow, sh, sw, dh, dw,
         pt - first * sh, pl, act, lo, hi);
-      // The input rows that output rows from `first` on read (the padding rows excluded).
-      const slab = (first) => {
-        const y0 = Math.max(0, first * sh - pt);
-        return [y0, Math.max(y0, Math.min(h, (oh - 1) * sh - pt + (kh - 1) * dh + 1))];
-      };
+      const slab = inputRows(h, kh, sh, dh, pt, oh);
       let outAt = 0;
       return runJob(`depthwise ${h},${w},${ch},${kh},${kw},${sh},${sw},${dh},${dw},${pt},${pl},${oh},${ow}`, inPlace, {
         kind: KIND_DEPTHWISE, rows: oh, align: 1, minTile: 1, rowMacs: row * kh * kw,
@@ -363,7 +431,16 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     return sorted[sorted.length >> 1];
   }
 
-  // One call of a job (gemm's, depthwise's): chooseWay's way for its shape (`key`), timed.
+  // For a window of kh rows dh apart, stride sh, begin padding pt over h input rows: a function
+  // giving the input rows [y0, y1) that output rows from `first` to oh read (padding excluded).
+  function inputRows(h, kh, sh, dh, pt, oh) {
+    return (first) => {
+      const y0 = Math.max(0, first * sh - pt);
+      return [y0, Math.max(y0, Math.min(h, (oh - 1) * sh - pt + (kh - 1) * dh + 1))];
+    };
+  }
+
+  // One call of a job (gemm's, depthwise's, conv's): chooseWay's way for its shape (`key`), timed.
   function runJob(key, inPlace, job, act, lo, hi) {
     let timing = timings.get(key);
     if (!timing) timings.set(key, timing = { pool: [], one: [], calls: 0, copies: [] });
@@ -384,7 +461,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // kind (what a worker runs), rows (of C, of output pixels), align (this thread's rows and
   // the tiles in multiples of it), minTile, rowMacs (stats), copies (what copying a worker's
   // row in and out costs this thread, as a fraction of the row's own work), measured (that
-  // estimate replaced by the median of what the last calls measured), floats(rows) (the arena
+  // estimate replaced by the median of what the last calls measured), floats(rows, tileRows) (the arena
   // space for the workers' rows), copyIn(at, mine, rows, heap) (into the arena from float
   // index `at`, and its arguments into the control block) and copyBack(heap, row, r0, count)
   // (tile rows r0.. in the arena to the job's rows row..).
@@ -405,7 +482,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     const tileRows = Math.max(job.minTile, Math.ceil(rows / (8 * ready) / align) * align);
     const tiles = Math.ceil(rows / tileRows);
     const base = Math.ceil(top / 64) * 64;
-    if (tiles > MAX_TILES || !ensure(base + job.floats(rows) * 4 + 64)) { stats.declined++; return false; }
+    if (tiles > MAX_TILES || !ensure(base + job.floats(rows, tileRows) * 4 + 64)) { stats.declined++; return false; }
     const copying = performance.now();
     stats.readyMs += copying - entered;
     const heapNow = heapView();

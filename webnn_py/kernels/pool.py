@@ -110,6 +110,22 @@ class KernelPool:
                                     _address(packed_b), kept, packed_b.size, _address(out), ldc, _address(bias_m),
                                     _address(bias_n), _address(residual), act, lo, hi))
 
+    def conv(self, x: np.ndarray, kernel, strides, dilations, pads_begin, out_hw, b: np.ndarray,
+             packed_b: np.ndarray, out: np.ndarray, ldc: int, bias_n, residual, act: int, lo: float, hi: float,
+             cols: np.ndarray, cols_rows: int) -> bool:
+        """kernels.Kernels.im2col_gemm's convolution through pool.js (the pool or this thread,
+        whichever has been faster for the shape lately); False (nothing done) when B has no room
+        in the arena."""
+        kept = self._offset_of(b, packed_b)
+        if kept < 0:
+            return False
+        h, w, c = x.shape
+        (kh, kw), (oh, ow) = kernel, out_hw
+        return bool(self._pool.conv(h, w, c, _address(x), kh, kw, strides[0], strides[1], dilations[0], dilations[1],
+                                    pads_begin[0], pads_begin[1], oh, ow, _address(cols), cols_rows, _address(b),
+                                    b.strides[0] // 4, _address(packed_b), kept, packed_b.size, b.shape[1],
+                                    _address(out), ldc, _address(bias_n), _address(residual), act, lo, hi))
+
     def depthwise(self, x: np.ndarray, filter_hwc: np.ndarray, bias, out: np.ndarray, strides, dilations,
                   pads_begin, act: int, lo: float, hi: float) -> None:
         """kernels.Kernels.depthwise_nhwc of a batch-1 x through pool.js (the pool or this thread,
@@ -198,6 +214,18 @@ class Threads:
                 or a.strides[1] != 4 or n >= MAX_COLUMNS or self._failed):
             return False
         return self._started() and self.pool.gemm(a, b, packed_b, out, ldc, bias_m, bias_n, residual, act, lo, hi)
+
+    def conv(self, x, kernel, strides, dilations, pads_begin, out_hw, b, packed_b, out, ldc, bias_n, residual, act,
+             lo, hi, cols, cols_rows) -> bool:
+        """Kernels.im2col_gemm's convolution through the pool where its GEMM would go there
+        (gemm's thresholds for oh * ow rows); False (nothing done) otherwise."""
+        k, n = b.shape
+        m = out_hw[0] * out_hw[1]
+        if (m < MIN_ROWS * (self._workers + 1) or out_hw[0] < self._workers + 1 or m * n * k < MIN_MACS
+                or min(n, k) < MIN_COLUMNS or n >= MAX_COLUMNS or self._failed):
+            return False
+        return self._started() and self.pool.conv(x, kernel, strides, dilations, pads_begin, out_hw, b, packed_b, out,
+                                                  ldc, bias_n, residual, act, lo, hi, cols, cols_rows)
 
     def depthwise(self, x, filter_hwc, bias, out, strides, dilations, pads_begin, act, lo, hi) -> bool:
         """Kernels.depthwise_nhwc's convolution through the pool where it may help (a batch-1
