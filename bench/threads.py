@@ -1,13 +1,15 @@
 """webnn-py's kernel pool (README "Kernels", Threads) against its one-thread kernels and ORT-web.
 
     .venv/bin/python bench/threads.py [--models NAME ...] [--gemms-only | --skip-gemms]
+                                      [--tables gemm conv depthwise] [--rounds N]
                                       [--min-warmup S] [--max-warmup S] [--measure S]
                                       [--pool SETTINGS ...] [--no-setup]
 
 Part 1, GEMMs: in a cross-origin isolated Chromium page (tests/browser/pages/kernel_pool.html:
 Pyodide and webnn_py without the polyfill), the zoo CNNs' GEMM shapes (1×1 and im2col
-convolutions, packed constant B, bias and relu6 epilogue), then mobilenet_v2's depthwise
-convolutions, timed on one thread and through the pool in alternation (the pool's thresholds lifted and its per-shape choice off, so every call
+convolutions, packed constant B, bias and relu6 epilogue), then im2col convolutions (also with
+only their GEMM pooled, as before the pooled convolution: "GEMM pooled/1T") and mobilenet_v2's
+depthwise convolutions, timed on one thread and through the pool in alternation (the pool's thresholds lifted and its per-shape choice off, so every call
 of every shape is pooled where a worker is ready: what the pool itself does), with what the
 pooled calls' tiles did (taken by a worker, taken back by the page's thread, late).
 
@@ -56,6 +58,16 @@ GEMMS = [
     (49, 960, 320),      # mobilenet_v2's last block
     (49, 320, 1280),     # mobilenet_v2's head
     (3136, 64, 256),     # squeezenet expand 1×1, 3×3-ish sizes
+]
+# (h = w, channels, kernel, stride, padding, out channels): im2col convolutions of the zoo (padding
+# on every side; bias + relu6): resnet18's stem and 3×3 layers, squeezenet1_1's 3×3 expands.
+CONVS = [
+    (224, 3, 7, 2, 3, 64),
+    (56, 64, 3, 1, 1, 64),
+    (28, 128, 3, 1, 1, 128),
+    (14, 256, 3, 1, 1, 256),
+    (55, 16, 3, 1, 1, 64),
+    (27, 32, 3, 1, 1, 128),
 ]
 # (h = w, channels, stride): mobilenet_v2's 3×3 depthwise convolutions (padding 1, bias + relu6).
 DEPTHWISES = [
@@ -120,6 +132,46 @@ for m, k, n in SHAPES:
     after = threads.pool.stats()
     results.append({"shape": [m, k, n], "one": one, "pool": pooled,
                     "stats": {key: after[key] - before[key] for key in after}})
+convs = []
+for size, c, kernel, stride, pad, n in CONVS:
+    x = rng.standard_normal((size, size, c), dtype=np.float32)
+    k = kernel * kernel * c
+    b = rng.standard_normal((k, n), dtype=np.float32)
+    packed = kernels.pack_b(b)
+    bias = rng.standard_normal(n, dtype=np.float32)
+    o = (size + 2 * pad - kernel) // stride + 1
+    out = np.empty((o * o, n), np.float32)
+    cols = np.empty((o * o, k), np.float32)
+    geometry = ((kernel, kernel), (stride, stride), (1, 1), (pad, pad))
+    runs = max(3, min(50, int(2e7 / (o * o * k * n))))
+
+    def timed_conv(way):
+        # "one": im2col + GEMM on this thread; "gemm": im2col here, the GEMM pooled (the copied
+        # patch matrix); "pool": the pooled convolution (the workers make their rows' patches).
+        kernels.threads = None if way == "one" else threads
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            if way == "pool":
+                kernels.im2col_gemm(x, *geometry, (o, o), b, packed, out, cols, bias, None, (0.0, 6.0))
+            else:
+                kernels.im2col_nhwc(x, *geometry, range(o), o, cols)
+                kernels.gemm(cols, b, bias_n=bias, clamp=(0.0, 6.0), out=out, packed_b=packed)
+            times.append((time.perf_counter() - t0) * 1e3)
+        kernels.threads = threads
+        return times
+    for way in ("pool", "gemm", "one"):
+        timed_conv(way)
+    one, pooled, gemm_pooled = [], [], []
+    before = threads.pool.stats()
+    for turn in range(ROUNDS):
+        one += timed_conv("one")
+        pooled += timed_conv("pool")
+        gemm_pooled += timed_conv("gemm")
+        await asyncio.sleep(0.02)
+    after = threads.pool.stats()
+    convs.append({"shape": [size, c, kernel, stride, n], "one": one, "pool": pooled, "gemm pool": gemm_pooled,
+                  "stats": {key: after[key] - before[key] for key in after}})
 depthwises = []
 P.MIN_DEPTHWISE_MACS = P.MIN_DEPTHWISE_ROWS = 1
 for size, c, stride in DEPTHWISES:
@@ -150,15 +202,17 @@ for size, c, stride in DEPTHWISES:
     after = threads.pool.stats()
     depthwises.append({"shape": [size, c, stride], "one": one, "pool": pooled,
                        "stats": {key: after[key] - before[key] for key in after}})
-{"workers": threads.pool.workers, "results": results, "depthwises": depthwises}
+{"workers": threads.pool.workers, "results": results, "convs": convs, "depthwises": depthwises}
 """
 
 
-def gemm_bench(rounds: int, settings: str) -> dict:
+def gemm_bench(rounds: int, settings: str, tables: list[str]) -> dict:
     import browsers
     from webnn_py.serve import PolyfillServer
 
-    code = (GEMM_CODE.replace("SHAPES", repr(GEMMS)).replace("DEPTHWISES", repr(DEPTHWISES))
+    code = (GEMM_CODE.replace("SHAPES", repr(GEMMS if "gemm" in tables else []))
+            .replace("DEPTHWISES", repr(DEPTHWISES if "depthwise" in tables else []))
+            .replace("CONVS", repr(CONVS if "conv" in tables else []))
             .replace("ROUNDS", str(rounds)))
     with PolyfillServer(root=PAGES, headers=COI_HEADERS) as server, browsers.launch("chromium") as browser, \
             browser.new_page() as page:
@@ -173,6 +227,7 @@ def gemm_bench(rounds: int, settings: str) -> dict:
 
 def report_gemms(gemms: dict) -> None:
     for title, results, shape in (("GEMM m×k×n", gemms["results"], "{}×{}×{}"),
+                                  ("conv h×c k×k /stride → n", gemms["convs"], "{0}×{1} {2}×{2} /{3} → {4}"),
                                   ("depthwise 3×3 h×c /stride", gemms["depthwises"], "{}×{} /{}")):
         report_calls(title, [(shape.format(*r["shape"]), r) for r in results])
 
@@ -182,14 +237,16 @@ def report_calls(title: str, results: list) -> None:
     for label, r in results:
         one, pool = median_ms(r["one"]), median_ms(r["pool"])
         s = r["stats"]
-        rows.append((label, f"{one:.3f}", f"{pool:.3f}", f"{pool / one:.2f}×",
+        gemm_pool = (f"{median_ms(r['gemm pool']) / one:.2f}× / {min(r['gemm pool']) / min(r['one']):.2f}×"
+                     if "gemm pool" in r else "")
+        rows.append((label, f"{one:.3f}", f"{pool:.3f}", f"{pool / one:.2f}×", gemm_pool,
                      f"{min(r['one']):.3f}", f"{min(r['pool']):.3f}",
                      f"{min(r['pool']) / min(r['one']):.2f}×",
                      f"{s['calls']}/{s['calls'] + s['oneThread']}", f"{s['workerTiles']}/{s['tiles']}", str(s["late"]),
                      str(s["wakeUps"]), f"{s['startMs'] / max(s['workerCalls'], 1):.3f}",
                      f"{s['mineMacs'] / max(s['mineMs'], 1e-9) * 2e-6:.0f}/{s['workerMacs'] / max(s['workerMs'], 1e-9) * 2e-6:.0f}",
                      *(f"{s[key] / max(s['calls'], 1):.3f}" for key in ("readyMs", "wakeMs", "copyMs", "waitMs"))))
-    print_table((title, "1 thread ms", "pool ms", "pool/1T", "min 1T", "min pool", "min ratio",
+    print_table((title, "1 thread ms", "pool ms", "pool/1T", "GEMM pooled/1T (median / min)", "min 1T", "min pool", "min ratio",
                  "pooled calls", "worker tiles", "late", "wake-ups", "worker start ms", "GFLOP/s page/worker", "ready ms", "wake ms", "copy in ms",
                  "wait+copy back ms"), rows)
 
@@ -264,6 +321,8 @@ def main(argv=None) -> int:
     parser.add_argument("--gemms-only", action="store_true", help="part 1 only")
     parser.add_argument("--skip-gemms", action="store_true", help="part 2 only")
     parser.add_argument("--rounds", type=int, default=6, help="alternations per GEMM shape (default 6)")
+    parser.add_argument("--tables", nargs="+", choices=("gemm", "conv", "depthwise"),
+                        default=["gemm", "conv", "depthwise"], help="part 1's tables (default: all three)")
     parser.add_argument("--min-warmup", type=float, default=5.0)
     parser.add_argument("--max-warmup", type=float, default=40.0)
     parser.add_argument("--measure", type=float, default=10.0)
@@ -277,7 +336,7 @@ def main(argv=None) -> int:
     load = [os.getloadavg()[0]]
     gemms = models = None
     if not args.skip_gemms:
-        gemms = {settings: gemm_bench(args.rounds, settings) for settings in args.pool}
+        gemms = {settings: gemm_bench(args.rounds, settings, args.tables) for settings in args.pool}
         load.append(os.getloadavg()[0])
     if not args.gemms_only:
         warm = {"minMs": args.min_warmup * 1000, "maxMs": args.max_warmup * 1000, "windowMs": 1000, "drop": DROP}
