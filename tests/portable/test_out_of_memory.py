@@ -137,7 +137,7 @@ async def test_a_dispatch_that_runs_out_of_memory_is_logged_as_an_operation_erro
     context.writeTensor(x, np.array([1, -2, 3, -4], np.float32))
     context.writeTensor(y, np.full(4, 42, np.float32))
 
-    def out_of_memory(feeds):
+    def out_of_memory(feeds, into=None):
         raise MemoryError("Unable to allocate")
         yield  # pragma: no cover - a generator, like the real execute_iter
 

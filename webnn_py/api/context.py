@@ -11,7 +11,7 @@ from ..base.descriptor import OperandDescriptor, check_dimensions
 from ..base.errors import InvalidStateError, OperationError, UnknownError, out_of_memory
 from ..bindings import host_buffer_source
 from ..ops.registry import support_limits
-from ..runtime.timeline import Timeline, new_future, queue_ml_task
+from ..runtime.timeline import NOT_RUN, Timeline, new_future, queue_ml_task
 from .buffers import copy_of_bytes, validate_buffer_with_descriptor, write_bytes_into
 from .graph import MLGraph
 from .idl import operation, register_interface, rejected
@@ -179,12 +179,17 @@ class MLContext:
                 if data is None:
                     return
                 feeds[name] = data
-            for _, tensor in output_items:
-                if tensor._data is None:
+            # The output tensors' [[data]], written in place once the plan has run (nothing
+            # queued behind this step -- a writeTensor() or destroy() of them -- runs before).
+            into = {}
+            for name, tensor in output_items:
+                data = tensor._data
+                if data is None:
                     return
+                into[name] = data
             try:
                 try:
-                    results = yield from plan.execute_iter(feeds)
+                    yield from plan.execute_iter(feeds, into=into)
                 except MemoryError:
                     # Logged like any dispatch failure (issue #778), by name, without a trace.
                     raise OperationError("dispatch: out of memory while computing the graph (its intermediates "
@@ -200,8 +205,6 @@ class MLContext:
                 else:
                     _log.exception("dispatch failed; the output tensors were left unchanged")
                 return
-            for name, tensor in output_items:
-                np.copyto(tensor._data, results[name], casting="no")
 
         self._timeline.enqueue(run, start=True)
 
@@ -271,31 +274,24 @@ class MLContext:
         stand-in for the page's own promise). `copy_out(array)`: §8.3.4's copy of
         [[data]], the promise's value (by default a bytearray; the bridge makes the
         page's ArrayBuffer straight from the array); MemoryError when it cannot be had."""
-        if tensor._context is not self:
-            _settle(promise, exc=TypeError("readTensor: the tensor belongs to another context"))
-            return
-        if tensor._is_destroyed:
-            _settle(promise, exc=TypeError("readTensor: the tensor has been destroyed"))
-            return
-        if not tensor._readable:
-            _settle(promise, exc=TypeError("readTensor: the tensor is not readable"))
-            return
-        if output_data is not None:
+        problem = _unreadable(self, tensor)
+        if problem is None and output_data is not None:
             problem = validate_buffer_with_descriptor(output_data, tensor._descriptor, "readTensor(tensor, outputData)")
             if problem:
-                _settle(promise, exc=TypeError(f"readTensor: {problem}"))
-                return
+                problem = TypeError(f"readTensor: {problem}")
+        if problem is not None:
+            _settle(promise, exc=problem)
+            return
         tensor._pending_promises.add(promise)
 
         def in_ml_task(steps):
-            # §8.3.4 / §8.3.5 step 9.1.2-9.1.3: an ML task removes the promise from
+            # §8.3.4 step 8.1.2-8.1.3 / §8.3.5 step 9.1.2-9.1.3: an ML task removes the promise from
             # [[pendingPromises]] and settles it (and fills outputData), so a destroy() of
             # the tensor (or its context), or a detach of outputData, before that task is seen
             # (§8.8.2 step 2). On the host the task is a later callback of the event loop (or
             # the caller's await: runtime/timeline.py), as for the bridge's promise of a read
-            # into outputData; readTensor(tensor)'s promise in the page settles in the call,
-            # and the shim holds it back for a microtask, checking the tensor (js_shim,
-            # TENSOR_LANES.readTensor).
+            # into outputData; readTensor(tensor) in the page runs at once when it can
+            # (_read_tensor_at_once).
             def task():
                 tensor._pending_promises.discard(promise)
                 steps()
@@ -305,19 +301,11 @@ class MLContext:
             in_ml_task(lambda: _settle(promise, value, exc))
 
         def run():
-            if tensor._data is None:
-                settle(exc=InvalidStateError("readTensor: the tensor was destroyed"))
-                return
             try:
-                # Step 9.1.1: bytes, a copy of [[data]] (readTensor(tensor)'s own buffer).
-                data = (copy_out or _bytearray_copy)(tensor._data) if output_data is None else tensor._data.copy()
-            except MemoryError:   # step 9.1.2: the copy of [[data]] failed
-                settle(exc=out_of_memory("readTensor", tensor._descriptor.byte_length,
-                                         f"the copy of {tensor._descriptor}"))
-                return
-            except Exception as exc:  # noqa: BLE001 - a bug of ours: logged, and the promise still settles
-                _log.exception("readTensor: the copy of [[data]] failed")
-                settle(exc=OperationError(f"readTensor: the copy of {tensor._descriptor} failed ({type(exc).__name__})"))
+                data = _copy_of_data(tensor, copy_out or _bytearray_copy) if output_data is None else \
+                    _copy_of_data(tensor, np.copy)
+            except Exception as exc:  # noqa: BLE001 - the rejection, made by _copy_of_data
+                settle(exc=exc)
                 return
             if output_data is None:
                 settle(data)
@@ -340,6 +328,20 @@ class MLContext:
         # then made before this returns, and the page's await needs no task of ours.
         self._timeline.enqueue(run, abort, start=True)
 
+    def _read_tensor_at_once(self, tensor: MLTensor, copy_out):
+        """§8.3.4 readTensor(tensor) in the page when its timeline step can run in the call
+        (an idle timeline: Timeline.run_at_once): steps 3-5's TypeErrors and step 8.1.1's
+        copy of [[data]] (`copy_out(array)`, the page's ArrayBuffer) or its failure are raised
+        or returned here, NOT_RUN when the step must wait for the timeline (the caller then
+        takes _read_tensor). The promise is the browser shim's: it settles it one microtask
+        later, rejecting it instead if a destroy() came in between (§8.8.2 step 2; js_shim,
+        TENSOR_LANES.readTensor), as the ML task of step 8.1.3 would; nothing else of the
+        page runs between the copy and that microtask, so [[pendingPromises]] is not needed."""
+        problem = _unreadable(self, tensor)
+        if problem is not None:
+            raise problem
+        return self._timeline.run_at_once(_copy_of_data, tensor, copy_out)
+
     @operation("MLContext", fast=_plain_write_arguments)
     def writeTensor(self, tensor: MLTensor, input_data) -> None:
         """§8.3.6 writeTensor(tensor, inputData)."""
@@ -361,12 +363,10 @@ class MLContext:
             if problem:
                 raise TypeError(f"writeTensor: {problem}")
         data = copy_of_bytes(input_data, tensor._descriptor, "writeTensor")
-
-        def run():
-            if tensor._data is not None:
-                tensor._data = data
-
-        self._timeline.enqueue(run, start=True)
+        # Step 6's timeline step replaces [[data]] (never writes into it: a suspended dispatch
+        # keeps the arrays it started with), a step of constant cost: at once when it can be.
+        if self._timeline.run_at_once(_replace_data, tensor, data, timed=False) is NOT_RUN:
+            self._timeline.enqueue(lambda: _replace_data(tensor, data), start=True)
 
     # -- the rest -----------------------------------------------------------------------------
 
@@ -501,6 +501,41 @@ def _validate_tensors_with_descriptors(what: str, named_tensors: dict, descripto
             raise TypeError(f"dispatch: the graph has no {what[:-1]} named {name!r}")
         if tensor._descriptor != descriptors[name]:
             raise TypeError(f"dispatch: {what}[{name!r}] is {tensor._descriptor}, the graph expects {descriptors[name]}")
+
+
+def _unreadable(context: MLContext, tensor: MLTensor) -> TypeError | None:
+    """§8.3.4 / §8.3.5 steps 3-5: why `tensor` cannot be read, or None."""
+    if tensor._context is not context:
+        return TypeError("readTensor: the tensor belongs to another context")
+    if tensor._is_destroyed:
+        return TypeError("readTensor: the tensor has been destroyed")
+    if not tensor._readable:
+        return TypeError("readTensor: the tensor is not readable")
+    return None
+
+
+def _copy_of_data(tensor: MLTensor, copy):
+    """readTensor's timeline step (§8.3.4 step 8.1.1, §8.3.5 step 9.1.1): `copy(tensor._data)`,
+    a copy of [[data]]; raises the promise's rejection when there is none: InvalidStateError
+    for a tensor destroyed since the call, UnknownError when the copy cannot be allocated
+    (step 8.1.2 / 9.1.2), OperationError (logged) for a failure of any other kind (a bug of ours)."""
+    data = tensor._data
+    if data is None:
+        raise InvalidStateError("readTensor: the tensor was destroyed")
+    try:
+        return copy(data)
+    except MemoryError:
+        raise out_of_memory("readTensor", tensor._descriptor.byte_length, f"the copy of {tensor._descriptor}") from None
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: logged, and the promise still settles
+        _log.exception("readTensor: the copy of [[data]] failed")
+        raise OperationError(f"readTensor: the copy of {tensor._descriptor} failed ({type(exc).__name__})") from None
+
+
+def _replace_data(tensor: MLTensor, data: np.ndarray) -> None:
+    """writeTensor's timeline step (§8.3.6 step 6): [[data]] becomes the copy of inputData,
+    unless the tensor was destroyed meanwhile."""
+    if tensor._data is not None:
+        tensor._data = data
 
 
 def _bytearray_copy(array: np.ndarray) -> bytearray:

@@ -29,7 +29,7 @@ from ..api import buffers
 from ..base.errors import DOMException, NotSupportedError, UnknownError, describe, error_name, out_of_memory
 from ..bindings import (BufferSource, ScriptException, convert, convert_arguments, parse_type, script_arguments,
                         set_platform_object_unwrapper)
-from ..runtime.timeline import PromiseFuture, Timeline, set_post_task
+from ..runtime.timeline import NOT_RUN, PromiseFuture, Timeline, set_post_task
 
 ml = api.ML()
 
@@ -209,6 +209,14 @@ def read_tensor(context, tensor, *output_data):
     timeline was idle: runtime/timeline.py), as invoke() returns one -- the ArrayBuffer
     (copied from the tensor's memory in one step), None, or a BridgeFailure to reject with
     --, else the PendingPromise, which the shim hands its resolvers (hand_resolvers())."""
+    if not output_data:
+        # An idle timeline: the read's step runs here (no PendingPromise, no step closures).
+        try:
+            outcome = context._read_tensor_at_once(tensor, _array_buffer_of)
+        except Exception as exc:  # noqa: BLE001 - the promise's rejection
+            return BridgeFailure(exc)
+        if outcome is not NOT_RUN:
+            return outcome
     # readTensor(tensor, outputData)'s ML task (which fills outputData, or rejects if the page
     # detached it meanwhile, §8.3.5 step 9.1.3) runs in a later task, never within the call.
     promise = PendingPromise(asyncio.get_event_loop() if output_data else None)

@@ -96,12 +96,15 @@ class ExecutionPlan:
         operator kind, or e.g. "conv2d+add+clamp" for a fused step)."""
         return run_to_end(self.execute_iter(inputs, profile))
 
-    def execute_iter(self, inputs: Mapping[str, np.ndarray],
-                     profile: dict | None = None) -> Generator[None, None, dict[str, np.ndarray]]:
+    def execute_iter(self, inputs: Mapping[str, np.ndarray], profile: dict | None = None,
+                     into: Mapping[str, np.ndarray] | None = None) -> Generator[None, None, Mapping[str, np.ndarray]]:
         """`execute` as a generator that yields between steps (and wherever a
         kernel that returns a generator yields, e.g. between loop iterations),
         so that a caller can hand the thread back to the page during a long
-        run. The outputs are the generator's return value."""
+        run. The outputs are the generator's return value; with `into` (output name
+        → an array of its shape and type: dispatch()'s output tensors), each is copied
+        into its array once, after the last step, and `into` is returned (no fresh array
+        made for an output that is a view or one of the plan's own)."""
         check = not self._verified
         slots = self._initial_slots(inputs)
         if self._buffers is None:
@@ -127,7 +130,11 @@ class ExecutionPlan:
                 profile[step.name] = profile.get(step.name, 0.0) + perf_counter() - start
             yield
         self._verified = True
-        return self._results(slots)
+        if into is None:
+            return self._results(slots)
+        for name, slot in self.output_slots.items():
+            np.copyto(into[name], slots[slot], casting="no")
+        return into
 
 
 def _check(step: Step, results) -> None:
