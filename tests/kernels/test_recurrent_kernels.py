@@ -249,3 +249,26 @@ def test_prepared_runners_reused_across_runs(c_kernels):
         for copy, array in zip(copies, arrays):
             np.testing.assert_array_equal(array, copy)
     assert c_kernels == ["lstm_sequence", "lstm_sequence", "gru_sequence", "gru_sequence"] * 4
+
+
+def test_runners_take_strided_inputs_and_states(c_kernels):
+    """The runners copy x and the initial states into their bound working memory: views with
+    any strides (x's steps last in memory, reversed features; states read through a transpose)
+    give torch's results for the same values, run after run with the same bound calls."""
+    hidden, inp, steps, batch = 6, 5, 4, 3
+    w, r = rand(1, 4 * hidden, inp, scale=0.5), rand(1, 4 * hidden, hidden, scale=0.5)
+    gw, gr = rand(1, 3 * hidden, inp, scale=0.5), rand(1, 3 * hidden, hidden, scale=0.5)
+    attrs = {"steps": steps, "hidden_size": hidden, "direction": "forward", "layout": "iofg",
+             "return_sequence": True, "activations": ("sigmoid", "tanh", "tanh")}
+    gattrs = {"steps": steps, "hidden_size": hidden, "direction": "forward", "layout": "zrn", "reset_after": True,
+              "return_sequence": True, "activations": ("sigmoid", "tanh")}
+    run, grun = recurrent.lstm_runner(w, r, None, None, None, attrs), recurrent.gru_runner(gw, gr, None, None, gattrs)
+    for _ in range(2):
+        x = np.moveaxis(rand(batch, inp, steps), 2, 0)[:, :, ::-1]           # [steps, batch, inp], strided
+        h0, c0 = rand(hidden, batch, 1).T, rand(hidden, batch, 1).T           # [1, batch, hidden] transposes
+        assert not (x.flags.c_contiguous or h0.flags.c_contiguous)
+        want = torch_lstm(np.ascontiguousarray(x), w, r, None, None, None, h0, c0, attrs)
+        gwant = torch_gru(np.ascontiguousarray(x), gw, gr, None, None, h0, gattrs)
+        for g, e in zip(run(x, h0, c0) + grun(x, h0), want + gwant):
+            np.testing.assert_allclose(g, e, rtol=2e-6 * steps, atol=1e-5 * steps)
+    assert c_kernels == ["lstm_sequence", "gru_sequence"] * 2
