@@ -349,12 +349,15 @@ class _Scratch:
     the sequence [steps, directions, batch, H]. `bind(work)` gives the calls in their order
     (per direction: input GEMM, time loop). A run never suspends (the C calls run to their
     end) and returns copies, so one set serves every run of its plan step; a new input shape
-    makes a new set."""
+    makes a new set. With `views`, a run returns views of the states and the sequence
+    instead (no copy): for a caller that is done with them before the next run and copies
+    what it keeps (the plan, see specialise.py)."""
 
-    __slots__ = ("shape", "x", "xw", "gates", "states", "sequence", "calls")
+    __slots__ = ("shape", "x", "xw", "gates", "states", "sequence", "calls", "views", "outputs")
 
-    def __init__(self):
+    def __init__(self, views: bool):
         self.shape = None
+        self.views = views
 
     def get(self, x: np.ndarray, shape: tuple, gates_size: int, states: int, return_sequence: bool,
             bind) -> "_Scratch":
@@ -368,11 +371,15 @@ class _Scratch:
             self.states = [np.empty((directions, batch, hidden), np.float32) for _ in range(states)]
             self.sequence = np.empty((steps, directions, batch, hidden), np.float32) if return_sequence else None
             self.calls = bind(self)
+            if self.views:
+                arrays = self.states if self.sequence is None else [*self.states, self.sequence]
+                self.outputs = tuple(array[...] for array in arrays)
             self.shape = x.shape
         return self
 
-    def run(self, x: np.ndarray, initial_states) -> list[np.ndarray]:
-        """One run: x and the initial states (zeros for None) in, the bound calls, copies out."""
+    def run(self, x: np.ndarray, initial_states):
+        """One run: x and the initial states (zeros for None) in, the bound calls, the states and
+        the sequence out (copies, or the views)."""
         np.copyto(self.x, x)
         for state, initial in zip(self.states, initial_states):
             if initial is None:
@@ -381,15 +388,18 @@ class _Scratch:
                 np.copyto(state, initial)
         for call in self.calls:
             call()
+        if self.views:
+            return self.outputs
         results = [state.copy() for state in self.states]
         if self.sequence is not None:
             results.append(self.sequence.copy())
         return results
 
 
-def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attributes):
+def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attributes, views: bool = False):
     """§8.9.33 for float32 in the C kernels, weights prepared now: returns run(x, h0, c0) giving
-    the operator's outputs, or None where there are no C kernels."""
+    the operator's outputs (fresh arrays, or with `views` views of the runner's memory that the
+    next run overwrites: _Scratch), or None where there are no C kernels."""
     fast = _fast_kernels(weight.dtype)
     if fast is None:
         return None
@@ -408,7 +418,7 @@ def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attrib
     backward_all = attributes["direction"] == "backward"
     return_sequence = attributes["return_sequence"]
     shape = (len(directions), 4 * hidden, hidden)
-    scratch = _Scratch()
+    scratch = _Scratch(views)
 
     def bind(work):
         # x Wᵀ + (bias + recurrentBias) for every step at once, then the time loop.
@@ -427,7 +437,7 @@ def lstm_runner(weight, recurrent_weight, bias, recurrent_bias, peephole, attrib
     return run
 
 
-def gru_runner(weight, recurrent_weight, bias, recurrent_bias, attributes):
+def gru_runner(weight, recurrent_weight, bias, recurrent_bias, attributes, views: bool = False):
     """§8.9.25 for float32 in the C kernels, as lstm_runner: run(x, h0), or None."""
     fast = _fast_kernels(weight.dtype)
     if fast is None:
@@ -445,7 +455,7 @@ def gru_runner(weight, recurrent_weight, bias, recurrent_bias, attributes):
     backward_all = attributes["direction"] == "backward"
     return_sequence, reset_after = attributes["return_sequence"], attributes["reset_after"]
     shape = (len(directions), 3 * hidden, hidden)
-    scratch = _Scratch()
+    scratch = _Scratch(views)
 
     def bind(work):
         # x Wᵀ + bias for every step at once, then the time loop (which adds recurrentBias).

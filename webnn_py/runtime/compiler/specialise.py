@@ -300,13 +300,17 @@ def _constants(values, constant_of):
 def _recurrent(runner: Callable, states: int):
     """§8.9.33 lstm (runner lstm_runner, 2 states) / §8.9.25 gru (gru_runner, 1 state) with
     constant weights, biases and peepholes: laid out for the C sequence loop once; the
-    initial states (the node's last operands) may be graph inputs."""
+    initial states (the node's last operands) may be graph inputs. The runner returns views of
+    its own memory, which its next run overwrites: a plan's step results are read within the
+    run, and every output the plan hands out is copied (into dispatch()'s tensors, or by
+    execute()'s _results, which copies views); a fused stage working in place on one (a gru's
+    only output) changes memory that every run writes in full again."""
     def make(node: Node, constant_of):
         x, parameters = node.inputs[0], node.inputs[1:len(node.inputs) - states]
         arrays = _constants(parameters, constant_of)
         if arrays is None or x.descriptor.type.numpy != _F32:
             return None
-        run = runner(*arrays, node.attributes)
+        run = runner(*arrays, node.attributes, views=True)
         if run is None:
             return None
         first_state = len(node.inputs) - states

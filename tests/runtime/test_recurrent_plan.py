@@ -1,0 +1,102 @@
+"""lstm / gru with constant weights in a compiled plan (runtime/compiler/specialise.py): the C
+runners return views of their own working memory, which the next run overwrites, so the plan
+must copy every output it hands out and nothing may see one run's values in another's. Checked
+run after run against torch in float64 (tests/kernels/test_recurrent_kernels.py's references):
+execute()'s results kept by the caller, dispatch() into tensors, a reshape of the sequence (the
+zoo's ONNX graphs), and a fused stage working in place on a gru's only output."""
+import numpy as np
+import pytest
+
+import webnn_py
+from webnn_py.ops import recurrent
+from tests.kernels.test_recurrent_kernels import torch_gru, torch_lstm
+
+pytest.importorskip("torch")
+
+STEPS, BATCH, INPUT, HIDDEN = 5, 2, 3, 7
+RNG = np.random.default_rng(23)
+F32 = "float32"
+
+
+def rand(*shape, scale=1.0):
+    return RNG.uniform(-scale, scale, shape).astype(np.float32)
+
+
+def _close(got, want):
+    np.testing.assert_allclose(got, want, rtol=2e-6 * STEPS, atol=1e-5 * STEPS)
+
+
+async def _tensors(context, arrays: dict, readable: bool):
+    return {name: await context.createTensor({"dataType": F32, "shape": list(a.shape), "writable": not readable,
+                                              "readable": readable}) for name, a in arrays.items()}
+
+
+async def test_lstm_outputs_are_copies_run_after_run():
+    w, r = rand(1, 4 * HIDDEN, INPUT, scale=0.5), rand(1, 4 * HIDDEN, HIDDEN, scale=0.5)
+    b, rb = rand(1, 4 * HIDDEN), rand(1, 4 * HIDDEN)
+    attrs = {"hidden_size": HIDDEN, "direction": "forward", "layout": "iofg", "activations": ("sigmoid", "tanh", "tanh")}
+    context = await webnn_py.ml.createContext()
+    builder = webnn_py.MLGraphBuilder(context)
+    x = builder.input("x", {"dataType": F32, "shape": [STEPS, BATCH, INPUT]})
+    h0 = builder.input("h0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
+    c0 = builder.input("c0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
+
+    def constant(a):
+        return builder.constant({"dataType": F32, "shape": list(a.shape)}, a)
+    hidden, cell, sequence = builder.lstm(x, constant(w), constant(r), STEPS, HIDDEN, {
+        "bias": constant(b), "recurrentBias": constant(rb), "initialHiddenState": h0, "initialCellState": c0,
+        "returnSequence": True})
+    graph = await builder.build({"hidden": hidden, "cell": cell, "sequence": sequence,
+                                 "rows": builder.reshape(sequence, [STEPS, BATCH, HIDDEN])})
+    plan = graph._implementation
+    assert plan.steps[0].kernel is not recurrent.lstm_kernel      # the specialised C runner
+    inputs = {"x": (await _tensors(context, {"x": np.zeros((STEPS, BATCH, INPUT))}, False))["x"]}
+    inputs.update(await _tensors(context, {"h0": np.zeros((1, BATCH, HIDDEN)), "c0": np.zeros((1, BATCH, HIDDEN))},
+                                 False))
+    outputs = await _tensors(context, {"hidden": np.zeros((1, BATCH, HIDDEN)), "cell": np.zeros((1, BATCH, HIDDEN)),
+                                       "sequence": np.zeros((STEPS, 1, BATCH, HIDDEN)),
+                                       "rows": np.zeros((STEPS, BATCH, HIDDEN))}, True)
+    kept = []
+    for _ in range(3):
+        feeds = {"x": rand(STEPS, BATCH, INPUT), "h0": rand(1, BATCH, HIDDEN), "c0": rand(1, BATCH, HIDDEN)}
+        h, c, seq = torch_lstm(feeds["x"], w, r, b, rb, None, feeds["h0"], feeds["c0"], {**attrs, "return_sequence": True})
+        want = {"hidden": h, "cell": c, "sequence": seq, "rows": seq.reshape(STEPS, BATCH, HIDDEN)}
+        results = plan.execute(feeds)
+        for name, value in want.items():
+            _close(results[name], value)
+        kept.append(({name: a.copy() for name, a in results.items()}, results))
+        for name, array in feeds.items():
+            context.writeTensor(inputs[name], array)
+        context.dispatch(graph, inputs, outputs)
+        for name, value in want.items():
+            _close(np.frombuffer(await context.readTensor(outputs[name]), np.float32).reshape(value.shape), value)
+    for copies, results in kept:
+        for name, array in results.items():
+            np.testing.assert_array_equal(array, copies[name])
+
+
+async def test_gru_only_output_with_a_fused_stage_run_after_run():
+    w, r, rb = rand(1, 3 * HIDDEN, INPUT, scale=0.5), rand(1, 3 * HIDDEN, HIDDEN, scale=0.5), rand(1, 3 * HIDDEN)
+    attrs = {"hidden_size": HIDDEN, "direction": "forward", "layout": "zrn", "reset_after": True,
+             "activations": ("sigmoid", "tanh"), "return_sequence": False}
+    context = await webnn_py.ml.createContext()
+    builder = webnn_py.MLGraphBuilder(context)
+    x = builder.input("x", {"dataType": F32, "shape": [STEPS, BATCH, INPUT]})
+    h0 = builder.input("h0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
+
+    def constant(a):
+        return builder.constant({"dataType": F32, "shape": list(a.shape)}, a)
+    [hidden] = builder.gru(x, constant(w), constant(r), STEPS, HIDDEN, {"recurrentBias": constant(rb),
+                                                                         "initialHiddenState": h0})
+    graph = await builder.build({"y": builder.mul(builder.relu(hidden), builder.constant(F32, 3.0))})
+    plan = graph._implementation
+    assert [step.name for step in plan.steps] == ["gru+relu+mul"]     # the stages work in place on h
+    kept = []
+    for _ in range(3):
+        feeds = {"x": rand(STEPS, BATCH, INPUT), "h0": rand(1, BATCH, HIDDEN)}
+        h = torch_gru(feeds["x"], w, r, None, rb, feeds["h0"], attrs)[0]
+        y = plan.execute(feeds)["y"]
+        _close(y, np.maximum(h, 0) * 3)
+        kept.append((y.copy(), y))
+    for copy, array in kept:
+        np.testing.assert_array_equal(array, copy)
