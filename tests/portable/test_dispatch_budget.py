@@ -179,17 +179,18 @@ async def test_reads_and_writes_share_the_turns_slice_with_dispatches():
 
 
 @_with_counting_clock
-async def test_a_step_runs_at_once_only_on_an_idle_timeline_and_an_untimed_one_reads_no_clock():
-    # Timeline.run_at_once: the browser bridge's readTensor (timed) and writeTensor (untimed).
+async def test_reads_and_writes_run_at_once_only_on_an_idle_timeline_and_draw_on_no_slice():
+    # Timeline.run_at_once: the browser bridge's readTensor and writeTensor steps.
     context, graph, t_in, t_out = await _setup()
     timeline = context._timeline
     timeline.slice_seconds = SLICE / 1000
     clock = timeline_module._clock
     before, read_before = timeline.steps, clock.now
-    assert timeline.run_at_once(lambda a, b: a + b, 2, 3, timed=False) == 5
-    assert timeline.steps == before + 1 and clock.now == read_before      # one step, no clock read
-    assert timeline.run_at_once(lambda: "read") == "read"
-    assert timeline.steps == before + 2 and clock.now > read_before       # drew on the turn's slice
+    assert timeline.run_at_once(lambda a, b: a + b, 2, 3) == 5
+    for _ in range(3 * SLICE):
+        assert timeline.run_at_once(lambda: "read") == "read"
+    # A step each, no clock read: the dispatch after them still gets the whole slice.
+    assert timeline.steps == before + 1 + 3 * SLICE and clock.now == read_before
 
     def failing():
         raise ValueError("the step's own error")
@@ -199,17 +200,17 @@ async def test_a_step_runs_at_once_only_on_an_idle_timeline_and_an_untimed_one_r
         assert str(exc) == "the step's own error"                        # raised to the caller, not logged
     else:
         raise AssertionError("run_at_once swallowed the step's error")
-    # Behind a suspended dispatch nothing runs at once, timed or not: the caller enqueues.
+    before = timeline.steps
     context.dispatch(graph, {"x": t_in}, {"y": t_out})
+    assert SLICE - 1 <= timeline.steps - before <= SLICE + 1, timeline.steps - before
+    # Behind the suspended dispatch nothing runs at once: the caller enqueues.
     assert timeline.busy
     ran = []
-    assert timeline.run_at_once(ran.append, 1) is timeline_module.NOT_RUN
-    assert timeline.run_at_once(ran.append, 2, timed=False) is timeline_module.NOT_RUN
-    assert ran == []
+    assert timeline.run_at_once(ran.append, 1) is timeline_module.NOT_RUN and ran == []
     # Through the API: a write behind it is queued, and the read after it sees it.
     context.writeTensor(t_in, np.full(4, 3, np.float32))
     context.dispatch(graph, {"x": t_in}, {"y": t_out})
     assert np.frombuffer(await context.readTensor(t_out), np.float32).tolist() == [3 + STEPS] * 4
     # A lost context: nothing at once (its steps are aborted on the queue instead).
     context.destroy()
-    assert timeline.run_at_once(ran.append, 3, timed=False) is timeline_module.NOT_RUN and ran == []
+    assert timeline.run_at_once(ran.append, 3) is timeline_module.NOT_RUN and ran == []

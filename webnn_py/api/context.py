@@ -365,7 +365,7 @@ class MLContext:
         data = copy_of_bytes(input_data, tensor._descriptor, "writeTensor")
         # Step 6's timeline step replaces [[data]] (never writes into it: a suspended dispatch
         # keeps the arrays it started with), a step of constant cost: at once when it can be.
-        if self._timeline.run_at_once(_replace_data, tensor, data, timed=False) is NOT_RUN:
+        if self._timeline.run_at_once(_replace_data, tensor, data) is NOT_RUN:
             self._timeline.enqueue(lambda: _replace_data(tensor, data), start=True)
 
     # -- the rest -----------------------------------------------------------------------------

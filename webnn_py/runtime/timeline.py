@@ -21,13 +21,15 @@ the host (a step runs to its end, as it always did); the browser bridge sets it.
 The caller's task gets at most one slice, whatever is queued. dispatch(),
 writeTensor() and readTensor() start their work at once, in the caller's task,
 only when the timeline is idle (nothing queued ahead of them, so the timeline
-order is the call order either way); every such start in one task draws on the
-same budget (the task's "turn": one slice of work, counted from the steps' own
-run time, ended by the next task the timeline runs in). So a page that calls
-dispatch() 30 times in a row is held for one slice (plus the step that crosses
-its end), not 30 (issue 19, item 8); the rest runs in later tasks, in order. A
-readTensor() started so settles its promise before it returns: the page's
-`await` continues in the same task's microtasks, without waiting for a task.
+order is the call order either way); every dispatch() started so in one task
+draws on the same budget (the task's "turn": one slice of work, counted from the
+steps' own run time, ended by the next task the timeline runs in). So a page that
+calls dispatch() 30 times in a row is held for one slice (plus the step that
+crosses its end), not 30 (issue 19, item 8); the rest runs in later tasks, in
+order. readTensor()'s and writeTensor()'s steps (run_at_once) cost what the
+page's own call asks for (a copy of its bytes, an array replaced) and draw on no
+budget. A readTensor() started so settles its promise before it returns: the
+page's `await` continues in the same task's microtasks, without waiting for a task.
 
 On the host (no slicing) the same starts run the whole step in the caller's
 call, again only when the timeline is idle, so the order is the call order.
@@ -157,23 +159,18 @@ class Timeline:
         if self.busy:
             self._schedule()
 
-    def run_at_once(self, step: Callable, *args, timed: bool = True):
+    def run_at_once(self, step: Callable, *args):
         """`step(*args)` (a function, not a generator), run here as a step of the timeline
         started in the caller's turn, and its result -- or what it raises --, when the
         page's timeline is idle and the context not lost; else NOT_RUN: nothing ran, and
-        the caller enqueues the step instead (readTensor(), writeTensor() in the browser
-        bridge: no step closure, no promise of ours in between, issue 17). `timed`: the
-        step draws on the turn's slice like any start; an untimed one (a step of constant
-        cost: writeTensor()'s, which replaces an array) runs in any turn, spent or not,
-        without reading the clock."""
+        the caller enqueues the step instead (readTensor() and writeTensor() in the browser
+        bridge: no step closure, no promise of ours in between, issue 17). Such a step does
+        not draw on the turn's slice and runs in any turn, spent or not, without reading the
+        clock: its cost is that of the page's own call (writeTensor() replaces an array;
+        readTensor() copies the bytes the page asked for, as writeTensor() copies them in
+        its call), not work queued behind it, which is what the slice bounds."""
         if self.slice_seconds is None or self.aborted or not self._idle():
             return NOT_RUN
-        budget = began = 0.0
-        if timed:
-            budget = self._turn()
-            if budget <= 0:
-                return NOT_RUN
-            began = _clock()
         self.slices += 1
         self.steps += 1
         self._running = True
@@ -181,8 +178,6 @@ class Timeline:
             return step(*args)
         finally:
             self._running = False
-            if timed:
-                self._turn_budget = budget - (_clock() - began)
 
     def _schedule(self, always: bool = False) -> None:
         """Run a slice in a later task if work is queued (or `always`, to end a turn)."""
