@@ -674,7 +674,7 @@ def _from_exports(exports, memory) -> Kernels:
     from . import pool
 
     kernels = Kernels(exports, "wasm")
-    kernels.threads = pool.threads(exports, memory)
+    kernels.threads = pool.threads(exports, memory, kernels._ptr)
     return kernels
 
 

@@ -10,8 +10,9 @@ other rows' A (and residual, bias) are copied into the arena, cut into tiles tha
 and then the page claim with an atomic counter, and the workers' C rows copied back. A
 constant B is copied into the arena once, when it is first used, and released with it. A
 depthwise convolution is split over its output rows the same way, the workers reading a copy of
-the input rows theirs need. Per shape, pool.js uses the pool or the page's thread alone, whichever has been faster lately
-(on a busy machine a pooled call can cost more than it saves).
+the input rows theirs need, and so is an im2col convolution, each worker making the patches of
+its rows from such a copy. Per shape, pool.js uses the pool or the page's thread alone,
+whichever has been faster lately (on a busy machine a pooled call can cost more than it saves).
 
 Started only where it can help and cannot hang: Pyodide in a page or dedicated worker that
 is `crossOriginIsolated` and can create workers, `navigator.hardwareConcurrency > 1`,
@@ -62,8 +63,9 @@ MAX_BYTES = 1 << 30
 class KernelPool:
     """pool.js's pool, with the constant Bs it keeps in the arena."""
 
-    def __init__(self, js_pool):
+    def __init__(self, js_pool, address):
         self._pool = js_pool
+        self._address = address
         self.workers = int(js_pool.workers)
         self._kept: dict[int, tuple[int, weakref.ref]] = {}
         # (key, offset, packed floats, k, n) of kept Bs whose arrays died: released at the next call.
@@ -78,7 +80,8 @@ class KernelPool:
         if kept is not None and kept[1]() is packed_b:
             return kept[0]
         k, n = b.shape
-        offset = int(self._pool.keep(_address(packed_b), packed_b.size, _address(b), b.strides[0] // 4, k, n))
+        ptr = self._address
+        offset = int(self._pool.keep(ptr(packed_b), packed_b.size, ptr(b), b.strides[0] // 4, k, n))
         if offset >= 0:
             size = packed_b.size
             released = self._released
@@ -106,9 +109,10 @@ class KernelPool:
         kept = self._offset_of(b, packed_b)
         if kept < 0:
             return False
-        return bool(self._pool.gemm(m, n, k, _address(a), a.strides[0] // 4, _address(b), b.strides[0] // 4,
-                                    _address(packed_b), kept, packed_b.size, _address(out), ldc, _address(bias_m),
-                                    _address(bias_n), _address(residual), act, lo, hi))
+        ptr = self._address
+        return bool(self._pool.gemm(m, n, k, ptr(a), a.strides[0] // 4, ptr(b), b.strides[0] // 4, ptr(packed_b),
+                                    kept, packed_b.size, ptr(out), ldc, ptr(bias_m), ptr(bias_n), ptr(residual), act,
+                                    lo, hi))
 
     def conv(self, x: np.ndarray, kernel, strides, dilations, pads_begin, out_hw, b: np.ndarray,
              packed_b: np.ndarray, out: np.ndarray, ldc: int, bias_n, residual, act: int, lo: float, hi: float,
@@ -121,10 +125,11 @@ class KernelPool:
             return False
         h, w, c = x.shape
         (kh, kw), (oh, ow) = kernel, out_hw
-        return bool(self._pool.conv(h, w, c, _address(x), kh, kw, strides[0], strides[1], dilations[0], dilations[1],
-                                    pads_begin[0], pads_begin[1], oh, ow, _address(cols), cols_rows, _address(b),
-                                    b.strides[0] // 4, _address(packed_b), kept, packed_b.size, b.shape[1],
-                                    _address(out), ldc, _address(bias_n), _address(residual), act, lo, hi))
+        ptr = self._address
+        return bool(self._pool.conv(h, w, c, ptr(x), kh, kw, strides[0], strides[1], dilations[0], dilations[1],
+                                    pads_begin[0], pads_begin[1], oh, ow, ptr(cols), cols_rows, ptr(b),
+                                    b.strides[0] // 4, ptr(packed_b), kept, packed_b.size, b.shape[1], ptr(out), ldc,
+                                    ptr(bias_n), ptr(residual), act, lo, hi))
 
     def depthwise(self, x: np.ndarray, filter_hwc: np.ndarray, bias, out: np.ndarray, strides, dilations,
                   pads_begin, act: int, lo: float, hi: float) -> None:
@@ -133,9 +138,9 @@ class KernelPool:
         _, h, w, c = x.shape
         kh, kw, _ = filter_hwc.shape
         _, oh, ow, _ = out.shape
-        self._pool.depthwise(h, w, c, _address(x), _address(filter_hwc), kh, kw, _address(bias), _address(out), oh,
-                             ow, strides[0], strides[1], dilations[0], dilations[1], pads_begin[0], pads_begin[1],
-                             act, lo, hi)
+        ptr = self._address
+        self._pool.depthwise(h, w, c, ptr(x), ptr(filter_hwc), kh, kw, ptr(bias), ptr(out), oh, ow, strides[0],
+                             strides[1], dilations[0], dilations[1], pads_begin[0], pads_begin[1], act, lo, hi)
 
     def set_mode(self, mode: str) -> None:
         """"choose" (the default: per GEMM shape, the pool or this thread, whichever has been
@@ -161,6 +166,9 @@ class KernelPool:
 
 
 def _address(array) -> int:
+    """The address of an array's data (0 for None): KernelPool's default; Kernels gives its
+    _ptr, which remembers the addresses of the arrays that own their memory (an
+    __array_interface__ costs ~2 µs in Pyodide, and a pooled call passes up to 7)."""
     return 0 if array is None else array.__array_interface__["data"][0]
 
 
@@ -200,10 +208,11 @@ class Threads:
     """Kernels.threads: the pool, started at the first GEMM that would use it (a page that never
     runs one starts no worker); after a failed start, one thread for good."""
 
-    def __init__(self, main_exports, heap_memory, workers: int):
+    def __init__(self, main_exports, heap_memory, workers: int, address=_address):
         self._main_exports = main_exports
         self._heap_memory = heap_memory
         self._workers = workers
+        self._address = address
         self.pool: KernelPool | None = None
         self._failed = False
 
@@ -242,19 +251,19 @@ class Threads:
     def _started(self) -> bool:
         """Whether the pool runs, started now if this is its first use (False: it failed to)."""
         if self.pool is None:
-            self.pool = _start(self._main_exports, self._heap_memory, self._workers)
+            self.pool = _start(self._main_exports, self._heap_memory, self._workers, self._address)
             self._failed = self.pool is None
         return not self._failed
 
 
-def threads(main_exports, heap_memory) -> Threads | None:
-    """Kernels.threads for kernels.wasm's exports on Pyodide's memory: None where the pool
-    must not or cannot run (see the module's doc)."""
+def threads(main_exports, heap_memory, address=_address) -> Threads | None:
+    """Kernels.threads for kernels.wasm's exports on Pyodide's memory (`address`: an array's
+    data address, 0 for None): None where the pool must not or cannot run (see the module's doc)."""
     workers = worker_count()
-    return Threads(main_exports, heap_memory, workers) if workers > 0 else None
+    return Threads(main_exports, heap_memory, workers, address) if workers > 0 else None
 
 
-def _start(main_exports, heap_memory, workers: int) -> KernelPool | None:
+def _start(main_exports, heap_memory, workers: int, address) -> KernelPool | None:
     try:
         import js  # type: ignore[import-not-found]
         from pyodide.code import run_js  # type: ignore[import-not-found]
@@ -265,7 +274,7 @@ def _start(main_exports, heap_memory, workers: int) -> KernelPool | None:
         make_pool = run_js(f"(function () {{\n{source}\n}})()")
         module = js.WebAssembly.Module.new(to_js(shared))
         linger = max(float(_page_setting("kernelThreadsLingerMs", LINGER_MS)), 0.0)
-        return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES, linger))
+        return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES, linger), address)
     except Exception as e:  # noqa: BLE001 - the single-thread kernels serve
         _log.warning("webnn-py: the kernel pool did not start (%s); one thread", e)
         return None
