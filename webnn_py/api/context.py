@@ -274,7 +274,7 @@ class MLContext:
         stand-in for the page's own promise). `copy_out(array)`: §8.3.4's copy of
         [[data]], the promise's value (by default a bytearray; the bridge makes the
         page's ArrayBuffer straight from the array); MemoryError when it cannot be had."""
-        problem = _unreadable(self, tensor)
+        problem = _unusable(self, tensor, "readTensor", tensor._readable, "readable")
         if problem is None and output_data is not None:
             problem = validate_buffer_with_descriptor(output_data, tensor._descriptor, "readTensor(tensor, outputData)")
             if problem:
@@ -337,7 +337,7 @@ class MLContext:
         later, rejecting it instead if a destroy() came in between (§8.8.2 step 2; js_shim,
         TENSOR_LANES.readTensor), as the ML task of step 8.1.3 would; nothing else of the
         page runs between the copy and that microtask, so [[pendingPromises]] is not needed."""
-        problem = _unreadable(self, tensor)
+        problem = _unusable(self, tensor, "readTensor", tensor._readable, "readable")
         if problem is not None:
             raise problem
         return self._timeline.run_at_once(_copy_of_data, tensor, copy_out)
@@ -349,12 +349,9 @@ class MLContext:
 
     def _write_tensor(self, tensor: MLTensor, input_data) -> None:
         """§8.3.6's steps for arguments already converted (`input_data`: a BufferSource)."""
-        if tensor._context is not self:
-            raise TypeError("writeTensor: the tensor belongs to another context")
-        if tensor._is_destroyed:
-            raise TypeError("writeTensor: the tensor has been destroyed")
-        if not tensor._writable:
-            raise TypeError("writeTensor: the tensor is not writable")
+        problem = _unusable(self, tensor, "writeTensor", tensor._writable, "writable")
+        if problem is not None:
+            raise problem
         # §8.3.6 step 4, "validate buffer with descriptor": in full unless the byte length is
         # right and the buffer is no view or a view of the tensor's own type or Uint8Array.
         if input_data.byte_length != tensor._byte_length or (
@@ -363,7 +360,7 @@ class MLContext:
             if problem:
                 raise TypeError(f"writeTensor: {problem}")
         data = copy_of_bytes(input_data, tensor._descriptor, "writeTensor")
-        # Step 6's timeline step replaces [[data]] (never writes into it: a suspended dispatch
+        # Step 7's timeline step replaces [[data]] (never writes into it: a suspended dispatch
         # keeps the arrays it started with), a step of constant cost: at once when it can be.
         if self._timeline.run_at_once(_replace_data, tensor, data) is NOT_RUN:
             self._timeline.enqueue(lambda: _replace_data(tensor, data), start=True)
@@ -503,14 +500,16 @@ def _validate_tensors_with_descriptors(what: str, named_tensors: dict, descripto
             raise TypeError(f"dispatch: {what}[{name!r}] is {tensor._descriptor}, the graph expects {descriptors[name]}")
 
 
-def _unreadable(context: MLContext, tensor: MLTensor) -> TypeError | None:
-    """§8.3.4 / §8.3.5 steps 3-5: why `tensor` cannot be read, or None."""
+def _unusable(context: MLContext, tensor: MLTensor, method: str, allowed: bool, access: str) -> TypeError | None:
+    """readTensor's (§8.3.4 / §8.3.5 steps 3-5) or writeTensor's (§8.3.6 steps 1-3) checks of
+    `tensor`: why `method` cannot use it (`allowed`: its descriptor's `access`, readable or
+    writable), or None."""
     if tensor._context is not context:
-        return TypeError("readTensor: the tensor belongs to another context")
+        return TypeError(f"{method}: the tensor belongs to another context")
     if tensor._is_destroyed:
-        return TypeError("readTensor: the tensor has been destroyed")
-    if not tensor._readable:
-        return TypeError("readTensor: the tensor is not readable")
+        return TypeError(f"{method}: the tensor has been destroyed")
+    if not allowed:
+        return TypeError(f"{method}: the tensor is not {access}")
     return None
 
 
@@ -532,7 +531,7 @@ def _copy_of_data(tensor: MLTensor, copy):
 
 
 def _replace_data(tensor: MLTensor, data: np.ndarray) -> None:
-    """writeTensor's timeline step (§8.3.6 step 6): [[data]] becomes the copy of inputData,
+    """writeTensor's timeline step (§8.3.6 step 7.1.1): [[data]] becomes the copy of inputData,
     unless the tensor was destroyed meanwhile."""
     if tensor._data is not None:
         tensor._data = data
