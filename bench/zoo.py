@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/zoo.py [--models NAME ...] [--min-warmup S] [--max-warmup S]
                                   [--measure S] [--browser chromium|firefox|webkit]
+                                  [--time-slice MS] [--post-task MODE]
                                   [--skip-browser] [--skip-host] [--quick] [--json FILE]
 
 Models (bench/zoo_models.py): mobilenet_v2, resnet18, mobilenet_v3_small, squeezenet1_1,
@@ -28,6 +29,9 @@ runs (≥ 1 s, ≥ 5 runs) is no more than 2 % below the previous window's (≥ 
 Medians, the ratios of both webnn-py sides against ORT-web wasm 1 and 2 threads, their
 geometric means and the load average are printed, then where a builder run goes: a few hundred
 more builder runs with each call timed on its own (the writes, dispatch(), the awaited reads).
+--time-slice MS and --post-task MODE set the polyfill's timeSlice and postTask in both pages
+(README "Responsiveness": how a dispatch's later slices are scheduled), e.g. --time-slice 0 to
+see what slicing costs in an engine.
 
 Host: webnn_py on CPython (the ONNX graph translated to builder calls by bench/onnx_webnn.py,
 writeTensor → dispatch → readTensor) against onnxruntime native, CPU EP, 1 thread, as in
@@ -152,7 +156,7 @@ def run_model(pages: list, sides: dict, name: str, p: Prepared, warm: dict, meas
 
 
 def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, measure: float, min_runs: int,
-                  engine: str = "chromium") -> dict:
+                  engine: str = "chromium", page_query: str = "") -> dict:
     import asyncio
 
     import webnn_py
@@ -161,8 +165,10 @@ def browser_bench(prepared: dict[str, Prepared], directory: Path, warm: dict, me
     for p in prepared.values():
         p.write_recording(directory, context)
     out = {}
-    with zoo_pages(directory, engine, "zoo.html", ["threads=1", "threads=2"]) as (out["engine"], pages):
+    with zoo_pages(directory, engine, "zoo.html", [f"threads=1{page_query}", f"threads=2{page_query}"]) \
+            as (out["engine"], pages):
         out["isolated"] = pages[0].evaluate("self.crossOriginIsolated")
+        out["page options"] = pages[0].evaluate("JSON.stringify(self.webnnPolyfillConfig)")
         for name, p in prepared.items():
             print(f"{engine}, {name}: warming each side up until its median settles, then timing {measure:g} s ...",
                   file=sys.stderr, flush=True)
@@ -272,6 +278,12 @@ def main(argv=None) -> int:
     parser.add_argument("--browser", choices=["chromium", "firefox", "webkit"], default="chromium",
                         help="the engine of the browser side (default chromium): webnn-py and ORT-web's wasm EP "
                              "both run in it")
+    parser.add_argument("--time-slice", type=float, default=None,
+                        help="the polyfill's timeSlice in the pages, ms (default: its own, 8; 0: a dispatch runs "
+                             "in one task, unsliced)")
+    parser.add_argument("--post-task", choices=["user-visible", "background", "pyodide"], default=None,
+                        help="the polyfill's postTask in the pages: how a dispatch's next slice is scheduled "
+                             "(default: its own, user-visible)")
     parser.add_argument("--skip-browser", action="store_true")
     parser.add_argument("--skip-host", action="store_true")
     parser.add_argument("--quick", action="store_true", help="a smoke run: short warm-up and measurement")
@@ -294,7 +306,9 @@ def main(argv=None) -> int:
         prepared = {name: Prepared(name, directory) for name in args.models}
         browser = None
         if not args.skip_browser:
-            browser = browser_bench(prepared, directory, warm, measure, min_runs, args.browser)
+            page_query = "".join(f"&{key}={value}" for key, value in (("slice", args.time_slice),
+                                                                       ("post", args.post_task)) if value is not None)
+            browser = browser_bench(prepared, directory, warm, measure, min_runs, args.browser, page_query)
             load.append(os.getloadavg()[0])
         host = {}
         if not args.skip_host:
@@ -307,6 +321,7 @@ def main(argv=None) -> int:
     if browser:
         threads = sorted({r["threads"] for name, r in browser.items() if name in args.models})
         print(f"\nBrowser: headless {browser.pop('engine')}, crossOriginIsolated={browser.pop('isolated')}, "
+              f"the polyfill's {browser.pop('page options')}, "
               f"the 2T page's ORT-web ran {'/'.join(map(str, threads))} thread(s); webnn-py through ONNX Runtime Web's "
               f"WebNN EP over navigator.ml (EP: session.run()) and through MLGraphBuilder directly (builder: "
               f"writeTensor per input, dispatch, readTensor per output); warm-up until a 1 s window's median falls "

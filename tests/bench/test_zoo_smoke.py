@@ -32,6 +32,7 @@ def test_quick_zoo_runs(pyodide_runtime):
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
     assert "MISMATCH" not in out and "FAILED" not in proc.stderr
     assert "crossOriginIsolated=True" in out, out
+    assert 'the polyfill\'s {"kernelThreads":0},' in out, out      # zoo.html's options, no slice/post override
     for name in ("add", "gru", "lstm"):
         # browser row: four medians (EP, builder, ORT-wasm 1T, 2T), four ratios (EP and builder against
         # 1T and 2T), runs, warm-up, "yes" (all nodes on WebNN), four diffs (none a MISMATCH)
@@ -47,6 +48,20 @@ def test_quick_zoo_runs(pyodide_runtime):
     assert re.search(r"^geometric mean, models \(no add\)(\s+[\d.]+×){4}\s*$", out, re.M), out
     assert re.search(r"^geometric mean, models \(no add\)(\s+[\d.]+×){2}\s*$", out, re.M), out
     assert re.search(r"load average [\d.]+ → [\d.]+ → [\d.]+", out), out
+
+
+@pytest.mark.bench_smoke
+def test_quick_zoo_takes_the_pages_slice_options(pyodide_runtime):
+    """--time-slice and --post-task reach the polyfill's configuration in the pages (the
+    header prints the configuration the page holds), and the run still matches."""
+    require_browser_bench("ort.all.min.mjs")
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "zoo.py"), "--quick", "--no-setup", "--skip-host",
+                           "--models", "add", "--time-slice", "0", "--post-task", "pyodide"],
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
+    assert 'the polyfill\'s {"kernelThreads":0,"timeSlice":0,"postTask":"pyodide"},' in out, out
+    assert re.search(r"^add(\s+[\d.]+){4}(\s+[\d.]+×){4}\s.*\syes\s+\S+; \S+; \S+; \S+$", out, re.M), out
 
 
 def test_the_models_geometric_mean_leaves_out_the_per_run_cost_row():
