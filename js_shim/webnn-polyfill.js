@@ -1255,7 +1255,7 @@
         return promiseReject(error);
       }
       // The read ran at once, but its promise settles in a later ML task (§8.3.4 step
-      // 9.1.3), so that a destroy() of the tensor or its context called before then rejects
+      // 8.1.3), so that a destroy() of the tensor or its context called before then rejects
       // it (§8.8.2 step 2): held back for a microtask, and rejected if a destroy() came in
       // between and the tensor is now destroyed.
       const epoch = destroyEpoch, tensorWrapper = args[0];
