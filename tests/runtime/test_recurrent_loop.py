@@ -641,3 +641,23 @@ def test_zero_iterations_and_max_iterations_take_the_walk():
         messages.append(str(caught.value))
         assert built.walks == 4
     assert messages[0] == messages[1] and "maxIterations (4)" in messages[0] and messages[0].startswith("[rnn] loop")
+
+
+def test_a_reshaped_output_of_a_walked_loop_is_the_loop_step_s_own():
+    """A reshape of a loop's result (the walk: the loop's kernel is a generator) goes into the
+    loop's step (compiler/fusion.py _absorb_output_reshapes), driven to its end as before."""
+    rng = np.random.default_rng(24)
+    p = lstm_parameters(rng)
+
+    def condition(b, inputs):       # reads the carried state: walked
+        return b.cast(b.lesser(b.reduceMax(inputs["h"]), b.constant("float32", 10)), "uint8")
+
+    def outer(b, o, body):
+        results = lstm_loop(b, o, body, outputs=("h_out", "c_out"))
+        return {"h_out": results["h_out"], "c_rows": b.reshape(results["c_out"], [BATCH, 1, HIDDEN])}
+    want = lstm_expected(p)
+    built = build(lstm_body(p, condition=condition), outer, lstm_feeds(p))
+    names = [step.name for step in built.plan.steps]
+    assert "reshape" not in names and [n for n in names if "loop" in n][0].endswith("loop+reshape")
+    check(built, lstm_feeds(p), {"h_out": want["h_out"], "c_rows": want["c_out"].reshape(BATCH, 1, HIDDEN)},
+          fused=False, walks=STEPS)

@@ -100,3 +100,87 @@ async def test_gru_only_output_with_a_fused_stage_run_after_run():
         kept.append((y.copy(), y))
     for copy, array in kept:
         np.testing.assert_array_equal(array, copy)
+
+
+async def _recurrent_graph_runs(context, graph, feeds_of, want_of, runs=3):
+    """`runs` dispatches and execute()s of `graph`, each against its reference; results kept by
+    the caller do not change with later runs."""
+    plan = graph._implementation
+    inputs = await _tensors(context, feeds_of(), False)
+    kept = []
+    for _ in range(runs):
+        feeds = feeds_of()
+        want = want_of(feeds)
+        outputs = await _tensors(context, want, True)
+        results = plan.execute(feeds)
+        for name, value in want.items():
+            _close(results[name], value)
+        kept.append(({name: a.copy() for name, a in results.items()}, results))
+        for name, array in feeds.items():
+            context.writeTensor(inputs[name], array)
+        context.dispatch(graph, inputs, outputs)
+        for name, value in want.items():
+            _close(np.frombuffer(await context.readTensor(outputs[name]), np.float32).reshape(value.shape), value)
+    for copies, results in kept:
+        for name, array in results.items():
+            np.testing.assert_array_equal(array, copies[name])
+
+
+async def test_squeezed_lstm_sequence_is_the_step_s_own_output():
+    """ONNX's LSTM Y [steps, dirs, batch, hidden] squeezed to [steps, batch, hidden] (ORT's WebNN
+    EP and the zoo emit a reshape): the lstm step returns the sequence in that shape, no step of
+    its own (compiler/fusion.py _absorb_output_reshapes)."""
+    w, r = rand(1, 4 * HIDDEN, INPUT, scale=0.5), rand(1, 4 * HIDDEN, HIDDEN, scale=0.5)
+    b, rb = rand(1, 4 * HIDDEN), rand(1, 4 * HIDDEN)
+    attrs = {"hidden_size": HIDDEN, "direction": "forward", "layout": "iofg", "activations": ("sigmoid", "tanh", "tanh"),
+             "return_sequence": True}
+    context = await webnn_py.ml.createContext()
+    builder = webnn_py.MLGraphBuilder(context)
+    x = builder.input("x", {"dataType": F32, "shape": [STEPS, BATCH, INPUT]})
+    h0 = builder.input("h0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
+    c0 = builder.input("c0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
+
+    def constant(a):
+        return builder.constant({"dataType": F32, "shape": list(a.shape)}, a)
+    hidden, cell, sequence = builder.lstm(x, constant(w), constant(r), STEPS, HIDDEN, {
+        "bias": constant(b), "recurrentBias": constant(rb), "initialHiddenState": h0, "initialCellState": c0,
+        "returnSequence": True})
+    graph = await builder.build({"hidden": hidden, "cell": cell,
+                                 "rows": builder.reshape(sequence, [STEPS, BATCH, HIDDEN])})
+    assert [step.name for step in graph._implementation.steps] == ["lstm+reshape"]
+
+    def want(feeds):
+        h, c, seq = torch_lstm(feeds["x"], w, r, b, rb, None, feeds["h0"], feeds["c0"], attrs)
+        return {"hidden": h, "cell": c, "rows": seq.reshape(STEPS, BATCH, HIDDEN)}
+    await _recurrent_graph_runs(context, graph, lambda: {"x": rand(STEPS, BATCH, INPUT), "h0": rand(1, BATCH, HIDDEN),
+                                                         "c0": rand(1, BATCH, HIDDEN)}, want)
+
+
+@pytest.mark.parametrize("permutation, absorbed", [((1, 0, 2, 3), True), ((0, 2, 1, 3), True), ((2, 1, 0, 3), False)])
+async def test_gru_sequence_transposed(permutation, absorbed):
+    """A transpose of the gru's sequence [steps, 1, batch, hidden] that moves only the size-1
+    axis keeps the elements' order: the gru step returns it re-viewed; one that swaps steps and
+    batch stays a transpose step. Both against torch."""
+    w, r = rand(1, 3 * HIDDEN, INPUT, scale=0.5), rand(1, 3 * HIDDEN, HIDDEN, scale=0.5)
+    b, rb = rand(1, 3 * HIDDEN), rand(1, 3 * HIDDEN)
+    attrs = {"hidden_size": HIDDEN, "direction": "forward", "layout": "zrn", "reset_after": True,
+             "activations": ("sigmoid", "tanh"), "return_sequence": True}
+    context = await webnn_py.ml.createContext()
+    builder = webnn_py.MLGraphBuilder(context)
+    x = builder.input("x", {"dataType": F32, "shape": [STEPS, BATCH, INPUT]})
+    h0 = builder.input("h0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
+
+    def constant(a):
+        return builder.constant({"dataType": F32, "shape": list(a.shape)}, a)
+    hidden, sequence = builder.gru(x, constant(w), constant(r), STEPS, HIDDEN, {
+        "bias": constant(b), "recurrentBias": constant(rb), "initialHiddenState": h0, "returnSequence": True})
+    graph = await builder.build({"hidden": hidden,
+                                 "moved": builder.transpose(sequence, {"permutation": list(permutation)})})
+    names = [step.name for step in graph._implementation.steps]
+    assert names == (["gru+transpose"] if absorbed else ["gru", "transpose"])
+
+    def want(feeds):
+        h, seq = torch_gru(feeds["x"], w, r, b, rb, feeds["h0"], attrs)
+        return {"hidden": h, "moved": np.ascontiguousarray(seq.transpose(permutation))}
+    await _recurrent_graph_runs(context, graph, lambda: {"x": rand(STEPS, BATCH, INPUT), "h0": rand(1, BATCH, HIDDEN)},
+                                want)

@@ -24,6 +24,7 @@ which nothing else reads, never exist as separate arrays.
 """
 from __future__ import annotations
 
+from types import GeneratorType
 from typing import Callable, Mapping
 
 import numpy as np
@@ -94,6 +95,7 @@ def fuse(units: list[Unit], outputs: Mapping[str, Value], constant_of: Callable)
         for value in unit.outputs:
             producer_at[id(value)] = len(result) - 1
     units = [unit for unit in result if unit is not None]
+    units = _absorb_output_reshapes(units, graph_outputs)
     return _chain_small_steps(_absorb_input_reshapes(units, graph_outputs), graph_outputs)
 
 
@@ -131,6 +133,65 @@ def _absorb_input_reshapes(units: list[Unit], graph_outputs) -> list[Unit]:
             unit.nodes = reshape.nodes + unit.nodes
             gone.add(id(reshape))
     return [unit for unit in units if id(unit) not in gone]
+
+
+def _is_relabelling(unit: Unit) -> bool:
+    """A reshape, or a transpose that moves only axes of size 1 (ORT's Squeeze / Unsqueeze
+    spelled as either): the elements keep their order, so the result is the operand re-viewed
+    in the output's shape (numpy's reshape: a view of a contiguous array, else the copy the
+    operator's own kernel would make too)."""
+    if len(unit.nodes) != 1 or unit.kind not in ("reshape", "transpose"):
+        return False
+    if unit.kind == "reshape":
+        return True
+    shape = unit.inputs[0].descriptor.shape
+    kept = [axis for axis in unit.nodes[0].attributes["permutation"] if shape[axis] != 1]
+    return kept == sorted(kept)
+
+
+def _absorb_output_reshapes(units: list[Unit], graph_outputs) -> list[Unit]:
+    """Each reshape (or size-1 transpose, _is_relabelling) whose operand is one output of an
+    earlier step, read by nothing else and no graph output, disappears: the producing step
+    re-views that output in the reshape's shape itself. What _view_point does for single-output
+    producers writing into a plan buffer, here for the others, a graph output included: an lstm's
+    or gru's sequence [steps, 1, batch, hidden] squeezed to [steps, batch, hidden] (ORT's graphs
+    and the zoo's) costs no step of its own in each dispatch's walk."""
+    reads = _reads(units)
+    producer_of = {id(v): unit for unit in units for v in unit.outputs}
+    gone: set[int] = set()
+    for unit in units:
+        value = unit.inputs[0] if unit.inputs else None
+        producer = producer_of.get(id(value)) if value is not None else None
+        if (producer is None or not _is_relabelling(unit) or reads.get(id(value)) != 1
+                or id(value) in graph_outputs or getattr(producer.kernel, "writes_into", False)):
+            continue
+        position = next(i for i, v in enumerate(producer.outputs) if v is value)
+        producer.kernel = _reshaping_output(producer, position, unit.outputs[0].descriptor.shape)
+        producer.outputs[position] = unit.outputs[0]
+        producer.nodes = producer.nodes + unit.nodes
+        producer_of[id(unit.outputs[0])] = producer
+        gone.add(id(unit))
+    return [unit for unit in units if id(unit) not in gone]
+
+
+def _reshaping_output(unit: Unit, position: int, shape: tuple) -> Callable:
+    """unit's kernel with its result `position` re-viewed as `shape`, called with the
+    attributes and descriptors the plan gives the unit's own first node (a kernel may read
+    its outputs' shapes); a kernel returning a generator (loop) is driven through."""
+    kernel, attributes, descriptors = unit.kernel, unit.nodes[0].attributes, [v.descriptor for v in unit.outputs]
+
+    def reshaped(results):
+        results = list(results)
+        results[position] = results[position].reshape(shape)
+        return results
+
+    def drive(generator):
+        return reshaped((yield from generator))
+
+    def kernel_reshaping(inputs, _attributes, _outputs):
+        results = kernel(inputs, attributes, descriptors)
+        return drive(results) if isinstance(results, GeneratorType) else reshaped(results)
+    return kernel_reshaping
 
 
 def _reshaping_input(unit: Unit, position: int, shape: tuple) -> Callable:
