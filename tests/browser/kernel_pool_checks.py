@@ -98,13 +98,13 @@ def depthwise_reference(x, filter_hwc, bias, out_hw, strides, dilations, pads_be
     return np.clip(y, *clamp)[None] if clamp else y[None]
 
 
-# (h, w, c, kh, kw, strides, dilations, (pt, pb, pl, pr), bias, clamp): MobileNet's 3×3 stride 1
-# and 2, channels not a multiple of 4 (the kernel's 1-channel tail), a 5×5 dilated window whose
+# (h, w, c, kh, kw, strides, dilations, (pt, pb, pl, pr), bias, clamp): MobileNet's 3×3 stride 1,
+# EfficientNet's 5×5 stride 2 (uneven padding), channels not a multiple of 4 (the kernel's 1-channel tail), a 5×5 dilated window whose
 # padding the workers' input slab must not shift, a window taller than the padding (slab rows
 # trimmed at both ends), no bias.
 DEPTHWISE_CASES = [
     (56, 56, 144, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), True, (0.0, 6.0)),
-    (112, 112, 96, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1), True, (0.0, 6.0)),
+    (112, 112, 96, 5, 5, (2, 2), (1, 1), (1, 2, 1, 2), True, (0.0, 6.0)),
     (40, 33, 67, 5, 5, (1, 2), (2, 1), (4, 4, 2, 2), True, None),
     (64, 24, 86, 7, 3, (2, 1), (1, 1), (1, 0, 1, 1), False, (-1.0, 1.0)),
 ]

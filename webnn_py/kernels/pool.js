@@ -190,7 +190,8 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // A float copied into or out of the arena (TypedArray.set) costs about this many of the
   // GEMM's multiply-adds (~0.1 ns a float against ~0.02-0.04 ns a multiply-add in Chromium).
   const COPY_MACS = 6;
-  // The same for depthwise_nhwc's multiply-adds (a first guess; calls then measure it: job.measured).
+  // The same for depthwise_nhwc's multiply-adds (a first guess, pool.py's; calls then measure it:
+  // job.measured).
   const DEPTHWISE_COPY_MACS = 1.5;
   let mode = "choose";
 

@@ -43,10 +43,14 @@ MIN_MACS = 2_000_000
 MIN_ROWS = 64
 MIN_COLUMNS = 16
 # A batch-1 NHWC depthwise conv2d may go to the pool from this many multiply-adds and output rows
-# per thread: its workers' rows copy ~stride input rows in and one output row back per output
-# row, at ~1.5 of its multiply-adds' time a float (pool.js measures it per shape and splits by it).
+# per thread, where copying its workers' rows (~stride input rows in and one output row back per
+# output row, a float at ~1.5 of its multiply-adds' time: pool.js's first estimate, then it
+# measures) costs at most MAX_DEPTHWISE_COPIES of their work: a 3×3 window of stride 2 copies ~0.8
+# (bench/threads.py: 1.1-1.3× one thread even in its fastest calls), of stride 1 ~0.33.
 MIN_DEPTHWISE_MACS = 1_000_000
 MIN_DEPTHWISE_ROWS = 4
+DEPTHWISE_COPY_MACS = 1.5
+MAX_DEPTHWISE_COPIES = 0.5
 # pool.js addresses B's last n % 8 columns n floats before them, above its 64 KiB control block.
 MAX_COLUMNS = 16384
 MAX_WORKERS = 3
@@ -239,9 +243,11 @@ class Threads:
     def depthwise(self, x, filter_hwc, bias, out, strides, dilations, pads_begin, act, lo, hi) -> bool:
         """Kernels.depthwise_nhwc's convolution through the pool where it may help (a batch-1
         input, enough work); False (nothing done) otherwise."""
-        oh = out.shape[1]
-        if (x.shape[0] != 1 or oh < MIN_DEPTHWISE_ROWS * (self._workers + 1)
-                or out.size * filter_hwc.shape[0] * filter_hwc.shape[1] < MIN_DEPTHWISE_MACS or self._failed):
+        _, oh, ow, _ = out.shape
+        taps = filter_hwc.shape[0] * filter_hwc.shape[1]
+        if (x.shape[0] != 1 or oh < MIN_DEPTHWISE_ROWS * (self._workers + 1) or out.size * taps < MIN_DEPTHWISE_MACS
+                or DEPTHWISE_COPY_MACS * (strides[0] * x.shape[2] + ow) > MAX_DEPTHWISE_COPIES * ow * taps
+                or self._failed):
             return False
         if not self._started():
             return False
