@@ -11,7 +11,8 @@ webnn_py.serve), page script times blocks of `--repeat` identical calls and divi
   non-operand (a TypeError the page catches); the summary line is the median over
   all calls of the mix (issue 16's target: <= 0.1 ms);
 - writeTensor + dispatch + await readTensor of c = a + b (2 float32 elements)
-  (issue 17's target: <= 0.15 ms).
+  (issue 17's target: <= 0.15 ms), and each of those three calls timed alone (`repeat`
+  of it in a row): where the round trip goes.
 
 `--baseline TREE` measures another version side by side in the same browser: TREE is a
 source tree of another commit (`git archive <commit> | tar -x -C TREE`, with
@@ -95,6 +96,7 @@ class Side:
         self.repeat = repeat
         self.builder_samples: list[dict] = []
         self.trips: list[float] = []
+        self.tensor_calls: list[dict] = []
 
     def builder_sample(self) -> float:
         per_kind = self.page.evaluate(f"builderRound({self.repeat})")
@@ -105,6 +107,9 @@ class Side:
         ms = self.page.evaluate(f"roundTrips({self.repeat})")
         self.trips.append(ms)
         return ms
+
+    def tensor_call_sample(self) -> None:
+        self.tensor_calls.append(self.page.evaluate(f"tensorCalls({self.repeat})"))
 
     def warm_up(self, max_seconds: float) -> tuple[int, int]:
         batches = warm_up(self.builder_sample, max_seconds), warm_up(self.trip_sample, max_seconds)
@@ -117,6 +122,8 @@ class Side:
         out = {kind: statistics.median(s[kind] for s in self.builder_samples) for kind in kinds}
         out["median of the mix"] = statistics.median(s[kind] for s in self.builder_samples for kind in kinds)
         out["round trip"] = statistics.median(self.trips)
+        for call in self.tensor_calls[0]:
+            out[f"  {call}"] = statistics.median(s[call] for s in self.tensor_calls)
         return out
 
 
@@ -150,6 +157,7 @@ def main() -> None:
             for side in sides.values():
                 side.builder_sample()
                 side.trip_sample()
+                side.tensor_call_sample()
         load.append(os.getloadavg()[0])
         errors = [f"{name}: {e}" for name, side in sides.items() for e in side.errors]
         if errors:

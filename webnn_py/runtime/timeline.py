@@ -125,21 +125,16 @@ class Timeline:
         return (self._current is None and not self._queue and not self._running
                 and (not self._scheduled or self._turn_budget is not None))
 
-    def _turn(self) -> float:
-        """The caller's task's budget for starts (seconds of work left in its turn); the
-        first start of a task opens the turn: one slice of work (at least one step), and a
-        task that ends it (it also runs what this task's starts leave over)."""
-        budget = self._turn_budget
-        if budget is None:
-            budget = self._turn_budget = self.slice_seconds
-            self._schedule(always=True)
-        return budget
-
     def _start_in_callers_turn(self, run: Callable[[], object], on_abort: Callable[[], None] | None) -> None:
         """enqueue()'s start on an idle timeline, in the page: `run` is called here, not
         queued and taken back (the per-run calls' path, issue 17)."""
-        budget = self._turn()
-        if budget <= 0:
+        budget = self._turn_budget
+        if budget is None:
+            # The first start of this task: one slice of work (at least one step), and a
+            # task that ends the turn (it also runs what this task's starts leave over).
+            budget = self._turn_budget = self.slice_seconds
+            self._schedule(always=True)
+        elif budget <= 0:
             self._queue.append((run, on_abort))     # the turn is spent: the scheduled task runs it
             return
         began = _clock()
