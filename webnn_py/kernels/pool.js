@@ -275,7 +275,6 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
       const inPlace = (row, count) => mainKernels.sgemm(
         count, n, k, aPtr + row * lda * 4, lda, 1, bPtr, ldb, outPtr + row * ldc * 4, ldc,
         biasM ? biasM + row * 4 : 0, biasN, res ? res + row * ldc * 4 : 0, act, lo, hi, packPtr, 1);
-      const rem = n % 8;
       let aAt = 0, cAt = 0;
       return runJob(`gemm ${m},${n},${k}`, inPlace, {
         kind: KIND_GEMM, rows: m, align: 4, minTile: 8, rowMacs: n * k,
@@ -290,9 +289,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
           if (res) { resAt = at; at += rows * n; copyRows(arena, resAt, heapNow, res / 4 + mine * ldc, rows, n, ldc); }
           if (biasM) { biasMAt = at; at += rows; arena.set(heapNow.subarray(biasM / 4 + mine, biasM / 4 + m), biasMAt); }
           if (biasN) { biasNAt = at; at += n; arena.set(heapNow.subarray(biasN / 4, biasN / 4 + n), biasNAt); }
-          const args = [n, k, aAt * 4, kept, rem ? kept + packFloats * 4 - (n - rem) * 4 : 0, rem, cAt * 4,
-                        biasMAt * 4, biasNAt * 4, resAt * 4];
-          for (let i = 0; i < args.length; i++) control[ARGS + ARG_N + i] = args[i];
+          gemmArgs(n, k, aAt, kept, packFloats, cAt, biasMAt, biasNAt, resAt);
         },
         copyBack(heapNow, row, r0, count) {
           copyRowsBack(heapNow, outPtr / 4 + row * ldc, cAt + r0 * n, count, n, ldc);
@@ -307,7 +304,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     // pixel, 9 times the input's for a 3×3 window) is never copied, nor made on this thread.
     conv(h, w, c, xPtr, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, colsPtr, colsRows, bPtr, ldb, packPtr, kept,
          packFloats, n, outPtr, ldc, biasN, res, act, lo, hi) {
-      const k = kh * kw * c, rem = n % 8;
+      const k = kh * kw * c;
       const inPlace = (first, count) => {
         for (let r = first; r < first + count; r += colsRows) {
           const rows = Math.min(colsRows, first + count - r), at = r * ow * ldc * 4;
@@ -338,9 +335,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
           let resAt = 0, biasNAt = 0;
           if (res) { resAt = at; at += rows * ow * n; copyRows(arena, resAt, heapNow, res / 4 + mine * ow * ldc, rows * ow, n, ldc); }
           if (biasN) { biasNAt = at; at += n; arena.set(heapNow.subarray(biasN / 4, biasN / 4 + n), biasNAt); }
-          const gemmArgs = [n, k, at * 4, kept, rem ? kept + packFloats * 4 - (n - rem) * 4 : 0, rem, cAt * 4, 0,
-                            biasNAt * 4, resAt * 4];
-          for (let i = 0; i < gemmArgs.length; i++) control[ARGS + ARG_N + i] = gemmArgs[i];
+          gemmArgs(n, k, at, kept, packFloats, cAt, 0, biasNAt, resAt);
           const convArgs = [[CONV.H, y1 - y0], [CONV.W, w], [CONV.CH, c], [CONV.X, xAt * 4], [CONV.KH, kh],
                             [CONV.KW, kw], [CONV.SH, sh], [CONV.SW, sw], [CONV.DH, dh], [CONV.DWIDTH, dw],
                             [CONV.PT, pt + y0 - mine * sh], [CONV.PL, pl], [CONV.OW, ow]];
@@ -430,6 +425,17 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   function median(times) {
     const sorted = times.slice().sort((a, b) => a - b);
     return sorted[sorted.length >> 1];
+  }
+
+  // A GEMM's arguments (ARG_N.. ARG_RES) for the workers: A, C, bias and residual at these float
+  // indices of the arena (0: none), B packed and kept at byte offset `kept` (its last n % 8
+  // columns after its packFloats packed ones, addressed as kernels.c's sgemm reads them: n floats
+  // before them a row).
+  function gemmArgs(n, k, aAt, kept, packFloats, cAt, biasMAt, biasNAt, resAt) {
+    const rem = n % 8;
+    const args = [n, k, aAt * 4, kept, rem ? kept + packFloats * 4 - (n - rem) * 4 : 0, rem, cAt * 4, biasMAt * 4,
+                  biasNAt * 4, resAt * 4];
+    for (let i = 0; i < args.length; i++) control[ARGS + ARG_N + i] = args[i];
   }
 
   // For a window of kh rows dh apart, stride sh, begin padding pt over h input rows: a function
