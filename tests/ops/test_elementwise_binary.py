@@ -87,3 +87,21 @@ def test_every_type_is_reported_by_op_support_limits(dtype):
         return context.opSupportLimits()
     name = np.dtype(dtype).name
     assert name in asyncio.run(limits())["add"]["a"]["dataTypes"]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=lambda d: np.dtype(d).name)
+def test_ieee_results_without_warnings_keep_the_callers_error_setting(dtype):
+    from webnn_py.ops.elementwise_binary import kernel
+
+    big = np.finfo(dtype).max
+    a = np.array([1.0, -1.0, 0.0, np.inf, big], dtype)
+    b = np.array([0.0, 0.0, 0.0, np.inf, big], dtype)
+    with np.errstate(all="raise"):
+        quotient, = kernel("div")([a, b], {}, None)
+        difference, = kernel("sub")([a, b], {}, None)
+        total, = kernel("add")([a, b], {}, None)
+        with pytest.raises(FloatingPointError):     # the caller's own setting stays in force
+            np.add(a, b)
+    # IEEE 754: ±x / 0 is ±inf, 0 / 0 and inf - inf NaN, max + max overflows to inf.
+    assert quotient[:2].tolist() == [np.inf, -np.inf] and np.isnan(quotient[2])
+    assert np.isnan(difference[3]) and total[4] == np.inf and total.dtype == dtype

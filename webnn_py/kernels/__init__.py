@@ -491,17 +491,24 @@ def _gemm_on_rows(gemm, b: np.ndarray, packed_b):
     return run
 
 
-def _matmul_quietly(a: np.ndarray, b: np.ndarray, out: np.ndarray | None) -> np.ndarray:
-    """np.matmul(a, b, out=out) with floating-point errors ignored: inf * 0 is NaN and an
-    overflow inf, as IEEE says, with no warning (np.errstate(all="ignore") semantics)."""
+def quietly(function, a, b, out=None):
+    """function(a, b) (with out=out if given) with floating-point errors ignored: inf * 0 is
+    NaN, an overflow inf, x / 0 ±inf, as IEEE says, with no warning (np.errstate(all="ignore")
+    semantics, the caller's setting kept). For kernels run per step, where the context manager's
+    ~1.3 µs counts."""
     if _FP_ERRORS is None:
         with np.errstate(all="ignore"):
-            return np.matmul(a, b, out=out)
+            return function(a, b) if out is None else function(a, b, out=out)
     token = _FP_ERRORS.set(_IGNORE_FP_ERRORS)
     try:
-        return np.matmul(a, b, out=out)
+        return function(a, b) if out is None else function(a, b, out=out)
     finally:
         _FP_ERRORS.reset(token)
+
+
+def _matmul_quietly(a: np.ndarray, b: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    """np.matmul(a, b, out=out) with floating-point errors ignored (`quietly`)."""
+    return quietly(np.matmul, a, b, out)
 
 
 class HostKernels(Kernels):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..base.descriptor import OperandDescriptor
 from .broadcast import broadcast_bidirectional
 from .registry import ANY, BuildContext, register
@@ -27,18 +28,17 @@ _UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maxi
 def kernel(op: str):
     def compute(inputs, attributes, outputs):
         a, b = inputs
-        out_dtype = a.dtype
-        if out_dtype == np.float16:
-            # float16 is computed in float32 and rounded once, as native backends do.
-            a, b = a.astype(np.float32), b.astype(np.float32)
-        with np.errstate(all="ignore"):
-            if op in _UFUNCS:
-                result = _UFUNCS[op](a, b)
-            elif op == "div":
-                result = _divide(a, b)
-            else:
-                result = _power(a, b)
-        return [np.asarray(result).astype(out_dtype, copy=False)]
+        # IEEE results (x / 0, overflow, inf - inf), no warnings; numpy's error state set
+        # directly (kernels.quietly), not np.errstate's ~1.3 µs per step.
+        if a.dtype == np.float16:
+            return [kernels.quietly(in_float32, a, b)]
+        return [np.asarray(kernels.quietly(function, a, b)).astype(a.dtype, copy=False)]
+
+    def in_float32(a, b):
+        # float16 is computed in float32 and rounded once (overflowing to inf), as native
+        # backends do.
+        return np.asarray(function(a.astype(np.float32), b.astype(np.float32))).astype(np.float16)
+    function = _UFUNCS.get(op) or (_divide if op == "div" else _power)
     return compute
 
 
