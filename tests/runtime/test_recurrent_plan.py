@@ -31,64 +31,47 @@ async def _tensors(context, arrays: dict, readable: bool):
                                               "readable": readable}) for name, a in arrays.items()}
 
 
+async def _graph(kind, w, r, options, outputs_of):
+    """A context and a graph of one `kind` ("lstm" or "gru") over inputs x, h0 (and c0 for
+    lstm), with constant weights: `options` are the operator's options, arrays among them
+    made constants; the outputs are `outputs_of(builder, *the operator's outputs)`."""
+    context = await webnn_py.ml.createContext()
+    builder = webnn_py.MLGraphBuilder(context)
+
+    def constant(a):
+        return builder.constant({"dataType": F32, "shape": list(a.shape)}, a)
+    x = builder.input("x", {"dataType": F32, "shape": [STEPS, BATCH, INPUT]})
+    options = {name: constant(v) if isinstance(v, np.ndarray) else v for name, v in options.items()}
+    options["initialHiddenState"] = builder.input("h0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
+    if kind == "lstm":
+        options["initialCellState"] = builder.input("c0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
+    outputs = getattr(builder, kind)(x, constant(w), constant(r), STEPS, HIDDEN, options)
+    return context, await builder.build(outputs_of(builder, *outputs))
+
+
 async def test_lstm_outputs_are_copies_run_after_run():
     w, r = rand(1, 4 * HIDDEN, INPUT, scale=0.5), rand(1, 4 * HIDDEN, HIDDEN, scale=0.5)
     b, rb = rand(1, 4 * HIDDEN), rand(1, 4 * HIDDEN)
     attrs = {"hidden_size": HIDDEN, "direction": "forward", "layout": "iofg", "activations": ("sigmoid", "tanh", "tanh")}
-    context = await webnn_py.ml.createContext()
-    builder = webnn_py.MLGraphBuilder(context)
-    x = builder.input("x", {"dataType": F32, "shape": [STEPS, BATCH, INPUT]})
-    h0 = builder.input("h0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
-    c0 = builder.input("c0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
+    context, graph = await _graph("lstm", w, r, {"bias": b, "recurrentBias": rb, "returnSequence": True},
+                                  lambda builder, hidden, cell, sequence: {
+                                      "hidden": hidden, "cell": cell, "sequence": sequence,
+                                      "rows": builder.reshape(sequence, [STEPS, BATCH, HIDDEN])})
+    assert graph._implementation.steps[0].kernel is not recurrent.lstm_kernel      # the specialised C runner
 
-    def constant(a):
-        return builder.constant({"dataType": F32, "shape": list(a.shape)}, a)
-    hidden, cell, sequence = builder.lstm(x, constant(w), constant(r), STEPS, HIDDEN, {
-        "bias": constant(b), "recurrentBias": constant(rb), "initialHiddenState": h0, "initialCellState": c0,
-        "returnSequence": True})
-    graph = await builder.build({"hidden": hidden, "cell": cell, "sequence": sequence,
-                                 "rows": builder.reshape(sequence, [STEPS, BATCH, HIDDEN])})
-    plan = graph._implementation
-    assert plan.steps[0].kernel is not recurrent.lstm_kernel      # the specialised C runner
-    inputs = {"x": (await _tensors(context, {"x": np.zeros((STEPS, BATCH, INPUT))}, False))["x"]}
-    inputs.update(await _tensors(context, {"h0": np.zeros((1, BATCH, HIDDEN)), "c0": np.zeros((1, BATCH, HIDDEN))},
-                                 False))
-    outputs = await _tensors(context, {"hidden": np.zeros((1, BATCH, HIDDEN)), "cell": np.zeros((1, BATCH, HIDDEN)),
-                                       "sequence": np.zeros((STEPS, 1, BATCH, HIDDEN)),
-                                       "rows": np.zeros((STEPS, BATCH, HIDDEN))}, True)
-    kept = []
-    for _ in range(3):
-        feeds = {"x": rand(STEPS, BATCH, INPUT), "h0": rand(1, BATCH, HIDDEN), "c0": rand(1, BATCH, HIDDEN)}
+    def want(feeds):
         h, c, seq = torch_lstm(feeds["x"], w, r, b, rb, None, feeds["h0"], feeds["c0"], {**attrs, "return_sequence": True})
-        want = {"hidden": h, "cell": c, "sequence": seq, "rows": seq.reshape(STEPS, BATCH, HIDDEN)}
-        results = plan.execute(feeds)
-        for name, value in want.items():
-            _close(results[name], value)
-        kept.append(({name: a.copy() for name, a in results.items()}, results))
-        for name, array in feeds.items():
-            context.writeTensor(inputs[name], array)
-        context.dispatch(graph, inputs, outputs)
-        for name, value in want.items():
-            _close(np.frombuffer(await context.readTensor(outputs[name]), np.float32).reshape(value.shape), value)
-    for copies, results in kept:
-        for name, array in results.items():
-            np.testing.assert_array_equal(array, copies[name])
+        return {"hidden": h, "cell": c, "sequence": seq, "rows": seq.reshape(STEPS, BATCH, HIDDEN)}
+    await _recurrent_graph_runs(context, graph, lambda: {"x": rand(STEPS, BATCH, INPUT), "h0": rand(1, BATCH, HIDDEN),
+                                                         "c0": rand(1, BATCH, HIDDEN)}, want)
 
 
 async def test_gru_only_output_with_a_fused_stage_run_after_run():
     w, r, rb = rand(1, 3 * HIDDEN, INPUT, scale=0.5), rand(1, 3 * HIDDEN, HIDDEN, scale=0.5), rand(1, 3 * HIDDEN)
     attrs = {"hidden_size": HIDDEN, "direction": "forward", "layout": "zrn", "reset_after": True,
              "activations": ("sigmoid", "tanh"), "return_sequence": False}
-    context = await webnn_py.ml.createContext()
-    builder = webnn_py.MLGraphBuilder(context)
-    x = builder.input("x", {"dataType": F32, "shape": [STEPS, BATCH, INPUT]})
-    h0 = builder.input("h0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
-
-    def constant(a):
-        return builder.constant({"dataType": F32, "shape": list(a.shape)}, a)
-    [hidden] = builder.gru(x, constant(w), constant(r), STEPS, HIDDEN, {"recurrentBias": constant(rb),
-                                                                         "initialHiddenState": h0})
-    graph = await builder.build({"y": builder.mul(builder.relu(hidden), builder.constant(F32, 3.0))})
+    _, graph = await _graph("gru", w, r, {"recurrentBias": rb}, lambda builder, hidden: {
+        "y": builder.mul(builder.relu(hidden), builder.constant(F32, 3.0))})
     plan = graph._implementation
     assert [step.name for step in plan.steps] == ["gru+relu+mul"]     # the stages work in place on h
     kept = []
@@ -134,19 +117,10 @@ async def test_squeezed_lstm_sequence_is_the_step_s_own_output():
     b, rb = rand(1, 4 * HIDDEN), rand(1, 4 * HIDDEN)
     attrs = {"hidden_size": HIDDEN, "direction": "forward", "layout": "iofg", "activations": ("sigmoid", "tanh", "tanh"),
              "return_sequence": True}
-    context = await webnn_py.ml.createContext()
-    builder = webnn_py.MLGraphBuilder(context)
-    x = builder.input("x", {"dataType": F32, "shape": [STEPS, BATCH, INPUT]})
-    h0 = builder.input("h0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
-    c0 = builder.input("c0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
-
-    def constant(a):
-        return builder.constant({"dataType": F32, "shape": list(a.shape)}, a)
-    hidden, cell, sequence = builder.lstm(x, constant(w), constant(r), STEPS, HIDDEN, {
-        "bias": constant(b), "recurrentBias": constant(rb), "initialHiddenState": h0, "initialCellState": c0,
-        "returnSequence": True})
-    graph = await builder.build({"hidden": hidden, "cell": cell,
-                                 "rows": builder.reshape(sequence, [STEPS, BATCH, HIDDEN])})
+    context, graph = await _graph("lstm", w, r, {"bias": b, "recurrentBias": rb, "returnSequence": True},
+                                  lambda builder, hidden, cell, sequence: {
+                                      "hidden": hidden, "cell": cell,
+                                      "rows": builder.reshape(sequence, [STEPS, BATCH, HIDDEN])})
     assert [step.name for step in graph._implementation.steps] == ["lstm+reshape"]
 
     def want(feeds):
@@ -165,17 +139,10 @@ async def test_gru_sequence_transposed(permutation, absorbed):
     b, rb = rand(1, 3 * HIDDEN), rand(1, 3 * HIDDEN)
     attrs = {"hidden_size": HIDDEN, "direction": "forward", "layout": "zrn", "reset_after": True,
              "activations": ("sigmoid", "tanh"), "return_sequence": True}
-    context = await webnn_py.ml.createContext()
-    builder = webnn_py.MLGraphBuilder(context)
-    x = builder.input("x", {"dataType": F32, "shape": [STEPS, BATCH, INPUT]})
-    h0 = builder.input("h0", {"dataType": F32, "shape": [1, BATCH, HIDDEN]})
-
-    def constant(a):
-        return builder.constant({"dataType": F32, "shape": list(a.shape)}, a)
-    hidden, sequence = builder.gru(x, constant(w), constant(r), STEPS, HIDDEN, {
-        "bias": constant(b), "recurrentBias": constant(rb), "initialHiddenState": h0, "returnSequence": True})
-    graph = await builder.build({"hidden": hidden,
-                                 "moved": builder.transpose(sequence, {"permutation": list(permutation)})})
+    context, graph = await _graph("gru", w, r, {"bias": b, "recurrentBias": rb, "returnSequence": True},
+                                  lambda builder, hidden, sequence: {
+                                      "hidden": hidden,
+                                      "moved": builder.transpose(sequence, {"permutation": list(permutation)})})
     names = [step.name for step in graph._implementation.steps]
     assert names == (["gru+transpose"] if absorbed else ["gru", "transpose"])
 
