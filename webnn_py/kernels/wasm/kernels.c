@@ -41,76 +41,84 @@ INLINE float clamp1(float x, float lo, float hi) {
  * webnn_py/kernels Activation):
  *   2 hardSwish    (x * max(0, min(6, x + 3))) / 6, §8.9.28's decomposition in its order
  *                  (the same float32 operations as ops/activations.py: bit for bit);
- *   3 sigmoid      1 / (1 + e^-x), written e^-|x| based so that nothing overflows;
+ *   3 sigmoid      1 / (1 + e^-x) (sigmoidS below);
  *   4 x * sigmoid(x) (SiLU / swish: mul(x, sigmoid(x)) in the graph), the sigmoid rounded
  *                  to float32 before the product, as the two operators round;
  *   5 hardSigmoid  max(min(alpha x + beta, 1), 0) with alpha = lo, beta = hi (§8.9.27,
  *                  bit for bit);
  *   6 x * lo       a mul by a constant scalar (attention's 1/sqrt(d) after q kT): the
  *                  float32 product element-wise mul rounds (bit for bit).
- * exp_neg4: e^-w for w >= 0 (or NaN) in float32: -w = r - k ln 2, |r| <= ln2 / 2, e^r by
- * its Taylor polynomial of degree 7 (truncation < 6e-9 relative), times 2^-k from its
- * bit pattern; w >= 87 gives 0 (e^-87 = 1.6e-38, the bottom of the normal range), NaN
- * stays NaN. Sigmoid is then within 3 float32 ULP of the exact value (the tests check it
- * against float64), where numpy's float32 1 / (exp(-x) + 1) differs by up to ~2. */
+ * Sigmoid and tanh are within 2 and 3 float32 ULP of the correctly rounded value
+ * (tests/kernels/test_recurrent_activation_accuracy.py sweeps the float32 range against
+ * float64; every float32 in [-90, -2^-7] and [2^-7, 20] for sigmoid and [2^-6, 10] for tanh
+ * was checked once), where numpy's float32 1 / (exp(-x) + 1) differs by up to ~2. */
 /* The helpers below are defined once for a float vector type V (int lanes VI) by
  * FLOAT_ACTIVATIONS(V, VI, S), names ending in S: for v4 (suffix 4) everywhere, and for the
  * FW-lane vw (suffix w) where the native build is wider (AVX-512), so that its epilogue
  * passes run 16 lanes at a time with the same float32 operations in every lane.
  *   clampS        min(max(x, lo), hi), as described above;
- *   reduce_expS   -w = r - k ln 2 (k rounded to nearest, |r| <= ln2 / 2) for w >= 0, with
- *                 2^-k as `scale` and whether w < 87 (false for NaN; w is taken as 0
- *                 otherwise); ln 2 = 0.693145751953125 (9 trailing zero bits: kf * it is
- *                 exact) + 1.42860677e-6;
- *   expm1_polyS   e^r - 1 = r + r^2/2 + ... + r^7/5040 for |r| <= ln2 / 2;
- *   selectS       mask ? a : b, lane by lane;
- *   exp_negS, sigmoidS, activateS   as described above;
- *   expm1_negS    e^-w - 1 for w >= 0 (or NaN), without exp_neg's cancellation near w = 0:
- *                 with q = e^r - 1, e^-w - 1 = 2^-k q + (2^-k - 1) (exact terms for k <= 24);
- *                 w >= 87 gives -1;
- *   tanhS         tanh x = sign(x) (-m / (2 + m)), m = e^-2|x| - 1 (no cancellation for small
- *                 |x|): within 3 float32 ULP, like sigmoid;
+ *   reduce_expS   y = r + k ln 2 (k rounded to nearest, |r| <= ln2 / 2) for -87.5 <= y <= 89
+ *                 (or NaN), with 2^k as `scale` from its bit pattern (2^128 is +inf: e^y overflows
+ *                 as it should above ln FLT_MAX = 88.72, and slightly early from 88.38 on, where
+ *                 sigmoid's result is below 2^-126 anyway); ln 2 = 0.693145751953125 (9 trailing
+ *                 zero bits: kf * it is exact) + 1.42860677e-6;
+ *   exp_polyS     e^r = 1 + r + c2 r^2 + ... + c6 r^6, expm1_polyS e^r - 1 = r (1 + d1 r + ... +
+ *                 d5 r^5), for |r| <= ln2 / 2: our own minimax fits (relative error 2.0e-9 and
+ *                 1.3e-8, i.e. 0.02 and 0.11 ULP, before float32 rounding);
+ *   activateS     as described above;
+ *   sigmoidS      1 / (1 + e^-x) with -x clamped to [-87.5, 89] (pmin / pmax keep NaN): one exp,
+ *                 one division and no select; e^-x = +inf below x = -88.38 gives +0, as does
+ *                 -inf; NaN stays NaN. 27 wasm SIMD instructions where the e^-|x| form took 36;
+ *   tanhS         tanh x = sign(x) (-m / (2 + m)), m = e^-2|x| - 1 = 2^k q + (2^k - 1) with
+ *                 q = e^r - 1 (no cancellation for small |x|), -2|x| clamped to [-20, 0]
+ *                 (tanh 10 rounds to 1); tanh(±0) = ±0, NaN stays NaN; 31 instructions (was 39);
  *   recurrent_activationS   lstm / gru's act: 0 relu (NaN stays NaN), 1 sigmoid, 2 tanh
  *                 (ops/recurrent.py's C_ACTIVATIONS). */
+/* pminS(a, b) = b < a ? b : a, pmaxS(a, b) = a < b ? b : a: a NaN a is kept. In wasm the
+ * f32x4.pmin / pmax instructions (one minps / maxps in V8; clang would otherwise emit f32x4.min /
+ * max, whose NaN and signed-zero rules cost V8 several instructions). */
+#define PMIN_PMAX(V, VI, S)                                                                               \
+INLINE V pmin##S(V a, V b) { VI m = b < a; return (V)(((VI)b & m) | ((VI)a & ~m)); }                     \
+INLINE V pmax##S(V a, V b) { VI m = a < b; return (V)(((VI)b & m) | ((VI)a & ~m)); }
+#if defined(__wasm_simd128__)
+INLINE v4 pmin4(v4 a, v4 b) { return __builtin_wasm_pmin_f32x4(a, b); }
+INLINE v4 pmax4(v4 a, v4 b) { return __builtin_wasm_pmax_f32x4(a, b); }
+#else
+PMIN_PMAX(v4, v4i, 4)
+#endif
 #define FLOAT_ACTIVATIONS(V, VI, S)                                                                       \
 INLINE V clamp##S(V x, V lo, V hi) {                                                                      \
     VI below = x <= lo, above = x >= hi;                                                                  \
     VI r = ((VI)lo & below) | ((VI)x & ~below);                                                           \
     return (V)(((VI)hi & above) | (r & ~above));                                                         \
 }                                                                                                         \
-typedef struct { V r, scale; VI in_range; } reduced##S;                                                   \
-INLINE reduced##S reduce_exp##S(V w) {                                                                    \
+typedef struct { V r, scale; } reduced##S;                                                                \
+INLINE reduced##S reduce_exp##S(V y) {                                                                    \
     const V zero = {0}, shifter = zero + 12582912.0f;              /* 1.5 * 2^23: round to nearest */   \
-    VI in_range = w < zero + 87.0f;                                                                       \
-    V wc = (V)((VI)w & in_range);                                                                         \
-    V t = wc * (zero + 1.44269504088896341f) + shifter;                                                   \
+    V t = y * (zero + 1.44269504088896341f) + shifter;                                                    \
     V kf = t - shifter;                                                                                   \
-    VI k = (VI)t - (VI)shifter;                                                                           \
-    V r = (kf * (zero + 0.693145751953125f) - wc) + kf * (zero + 1.428606765330187e-6f);                 \
-    return (reduced##S){r, (V)(((VI){0} + 127 - k) << 23), in_range};                                    \
+    V r = (y - kf * (zero + 0.693145751953125f)) - kf * (zero + 1.428606765330187e-6f);                  \
+    return (reduced##S){r, (V)(((VI)t - ((VI)shifter - 127)) << 23)};                                    \
 }                                                                                                         \
 INLINE V expm1_poly##S(V r) {                                                                             \
     const V zero = {0};                                                                                   \
-    V q = zero + 1.0f / 5040.0f;                                                                          \
-    q = q * r + 1.0f / 720.0f; q = q * r + 1.0f / 120.0f;                                                 \
-    q = q * r + 1.0f / 24.0f;  q = q * r + 1.0f / 6.0f;                                                   \
-    q = q * r + 0.5f;          q = q * r + 1.0f;                                                          \
-    return q * r;                                                                                         \
+    V q = zero + 1.38825201e-3f;                                                                          \
+    q = q * r + 8.36652704e-3f; q = q * r + 4.16672006e-2f;                                               \
+    q = q * r + 1.66665435e-1f; q = q * r + 4.99999970e-1f;                                               \
+    return (q * r + 1.0f) * r;                                                                            \
 }                                                                                                         \
-INLINE V select##S(VI mask, V a, V b) { return (V)(((VI)a & mask) | ((VI)b & ~mask)); }                  \
-INLINE V exp_neg##S(V w) {                                                                                \
+INLINE V exp_poly##S(V r) {                                                                               \
     const V zero = {0};                                                                                   \
-    reduced##S e = reduce_exp##S(w);                                                                      \
-    V value = (expm1_poly##S(e.r) + 1.0f) * e.scale;                                                      \
-    return select##S(e.in_range, value, select##S(w != w, w, zero));   /* NaN stays, else +0 */         \
+    V p = zero + 1.38436351e-3f;                                                                          \
+    p = p * r + 8.37417133e-3f; p = p * r + 4.16680016e-2f;                                               \
+    p = p * r + 1.66664317e-1f; p = p * r + 4.99999940e-1f;                                               \
+    return (p * r + 1.0f) * r + 1.0f;                                                                     \
 }                                                                                                         \
 INLINE V sigmoid##S(V x) {                                                                                \
     const V zero = {0};                                                                                   \
-    V a = (V)((VI)x & INT32_MAX);                                                                         \
-    V e = exp_neg##S(a);                                                                                  \
-    V s = (zero + 1.0f) / (1.0f + e);                                                                     \
-    VI negative = x < zero;                                                                               \
-    return (V)(((VI)(e * s) & negative) | ((VI)s & ~negative));   /* e^x / (1 + e^x) below 0 */          \
+    V y = pmin##S(pmax##S(-x, zero - 87.5f), zero + 89.0f);                                               \
+    reduced##S e = reduce_exp##S(y);                                                                      \
+    return (zero + 1.0f) / (1.0f + exp_poly##S(e.r) * e.scale);                                           \
 }                                                                                                         \
 INLINE V activate##S(V x, int act, V lo, V hi) {                                                          \
     const V zero = {0};                                                                                   \
@@ -124,17 +132,13 @@ INLINE V activate##S(V x, int act, V lo, V hi) {                                
     default: return x;                                                                                    \
     }                                                                                                     \
 }                                                                                                         \
-INLINE V expm1_neg##S(V w) {                                                                              \
-    const V zero = {0};                                                                                   \
-    reduced##S e = reduce_exp##S(w);                                                                      \
-    V value = e.scale * expm1_poly##S(e.r) + (e.scale - 1.0f);                                            \
-    return select##S(e.in_range, value, select##S(w != w, w, zero - 1.0f));   /* NaN stays, else -1 */   \
-}                                                                                                         \
 INLINE V tanh##S(V x) {                                                                                   \
+    const V zero = {0};                                                                                   \
     VI sign = (VI)x & INT32_MIN;                                                                          \
-    V a = (V)((VI)x ^ sign);                                                                              \
-    V m = expm1_neg##S(a * 2.0f);                                                                         \
-    return (V)((VI)(-m / (2.0f + m)) | sign);                                                             \
+    V y = pmax##S((V)((VI)x ^ sign) * -2.0f, zero - 20.0f);                                               \
+    reduced##S e = reduce_exp##S(y);                                                                      \
+    V m = e.scale * expm1_poly##S(e.r) + (e.scale - 1.0f);                                                \
+    return (V)((VI)((zero - m) / (2.0f + m)) | sign);                                                     \
 }                                                                                                         \
 INLINE V recurrent_activation##S(V x, int act) {                                                          \
     const V zero = {0};                                                                                   \
@@ -162,6 +166,7 @@ INLINE vw loadw(const float *p) { return *(const vwu *)p; }
 INLINE void storew(float *p, vw v) { *(vwu *)p = v; }
 INLINE vw splatw(float a) { const vw zero = {0}; return a - zero; }     /* as splatd */
 #if FW > 4
+PMIN_PMAX(vw, vwi, w)
 FLOAT_ACTIVATIONS(vw, vwi, w)
 /* A v4 splat (an activation's lo / hi) as FW lanes. */
 INLINE vw widen_splat(v4 v) { return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0); }
@@ -867,7 +872,7 @@ EXPORT void layernorm_rows_f32(const float *x, float *out, int rows, int n,
  *                      time in registers (one pass over rt per step and batch row);
  *   gates              the float32 operations of the decomposition, in its order;
  *   activations        sigmoid, tanh (relu), float32 four lanes at a time (sigmoid4,
- *                      tanh4: within 3 float32 ULP of the exact value).
+ *                      tanh4: within 2 and 3 float32 ULP of the exact value).
  * h, c: [batch, hidden] states, read and updated in place. seq (or null): step t's
  * hidden state is written to seq + t * seq_stride ([batch, hidden] there). `gates`:
  * the caller's scratch, batch * gates * hidden floats (gru: + batch * hidden more).
@@ -882,6 +887,10 @@ INLINE void activate_f32(float *x, int n, int act) {
     for (; i + 4 <= n; i += 4) store4(x + i, recurrent_activation4(load4(x + i), act));
     for (; i < n; i++) x[i] = recurrent_activation4(splat(x[i]), act)[0];
 }
+
+/* activate_f32 on its own: the recurrent activations' accuracy sweep (tests/kernels) and
+ * their timing in a browser call it. */
+EXPORT void recurrent_activation_f32(float *x, int n, int act) { activate_f32(x, n, act); }
 
 /* One row k of the 8 FW-column block: s0..s7 += h[k] * rt[k, 8 FW columns] (row at r). */
 #define GEMV_ROW8(hk, r)                                                                               \
