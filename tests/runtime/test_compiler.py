@@ -330,20 +330,35 @@ def test_profile_accumulates_seconds_per_step_name(rng):
     assert all(isinstance(v, float) and v > 0 for v in profile.values())
 
 
-def test_execute_iter_yields_per_step_and_returns_executes_results(rng):
+def test_execute_iter_yields_between_steps_and_returns_executes_results(rng):
     x = rng.standard_normal((3,)).astype(np.float32)
     plan, _ = build(lambda g, o: {"y": g.sin(g.mul(g.cos(o["x"]), g.cos(o["x"])))}, {"x": x})
-    run = plan.execute_iter({"x": x})
-    yields = 0
+    assert len(plan.steps) >= 2
+    profile = {}
+    run = plan.execute_iter({"x": x}, profile=profile)
+    run_at_yields = []
     while True:
         try:
             next(run)
-            yields += 1
+            run_at_yields.append(list(profile))
         except StopIteration as done:
             result = done.value
             break
-    assert yields == len(plan.steps)
+    # One yield between two steps, none after the last (the outputs go with the last step):
+    # at the k-th yield exactly the first k steps have run.
+    names = [step.name for step in plan.steps]
+    assert run_at_yields == [names[:k] for k in range(1, len(names))]
+    assert list(profile) == names
     np.testing.assert_array_equal(result["y"], plan.execute({"x": x})["y"])
+
+
+def test_a_one_step_plan_runs_in_one_resumption(rng):
+    x = rng.standard_normal((3,)).astype(np.float32)
+    plan, _ = build(lambda g, o: {"y": g.sin(o["x"])}, {"x": x})
+    assert len(plan.steps) == 1
+    with pytest.raises(StopIteration) as done:
+        next(plan.execute_iter({"x": x}))
+    np.testing.assert_array_equal(done.value.value["y"], np.sin(x))
 
 
 # -- specialised gemm / matmul ------------------------------------------------------------------
