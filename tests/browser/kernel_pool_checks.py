@@ -241,6 +241,9 @@ async def checks():
     result["cases"] = [one_case(kernels, rng, *case) for case in CASES]
     result["depthwise_cases"] = [one_depthwise_case(kernels, rng, *case) for case in DEPTHWISE_CASES]
     result["conv_cases"] = [one_conv_case(kernels, rng, *case) for case in CONV_CASES]
+    # A 3×3 depthwise of stride 2 (its copies ~0.8 of the workers' work) stays on this thread.
+    stride_2 = one_depthwise_case(kernels, rng, 112, 112, 96, 3, 3, (2, 2), (1, 1), (0, 1, 0, 1), True, (0.0, 6.0))
+    result["depthwise_stride_2"] = stride_2
     # A worker took tiles at least once (a worker the machine never schedules loses every
     # tile to the page's thread: retry with pauses that let it run).
     for size in range(300, 400):

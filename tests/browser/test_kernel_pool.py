@@ -69,6 +69,13 @@ def test_pooled_depthwise_is_bit_identical_to_one_thread_and_close_to_numpy(isol
         assert case["max_error"] < 1e-4, case
 
 
+def test_depthwise_whose_copies_outweigh_the_work_stays_on_one_thread(isolated):
+    _, result, _ = isolated
+    case = result["depthwise_stride_2"]
+    assert not case["pooled"], case
+    assert case["identical"] and case["max_error"] < 1e-4, case
+
+
 def test_pooled_im2col_convolution_is_bit_identical_to_one_thread_and_close_to_numpy(isolated):
     _, result, _ = isolated
     assert len(result["conv_cases"]) == 4
