@@ -1,7 +1,8 @@
 """The kernel pool (webnn_py/kernels/pool.py, pool.js; README "Kernels", Threads) in Chromium
 (and the kernel-level checks in Firefox too):
-in a cross-origin isolated page, large GEMMs with a constant B are split with dedicated
-workers and come out bit for bit as the one-thread kernel computes them (and within float32
+in a cross-origin isolated page, large GEMMs with a constant B, im2col and depthwise
+convolutions are split with dedicated workers and come out bit for bit as the one-thread kernels
+compute them (and within float32
 rounding of numpy's float64 product); a page that is not isolated, or that sets
 `kernelThreads: 0`, never creates a worker. The page boots Pyodide directly
 (pages/kernel_pool.html) and runs kernel_pool_checks.py; pages/kernel_pool_api.html runs a
