@@ -64,7 +64,9 @@ def copy_of_bytes(buffer, desc: OperandDescriptor, operation: str) -> np.ndarray
         array = np.empty(desc.shape, dtype=desc.type.numpy)
     except MemoryError:
         raise out_of_memory(operation, desc.byte_length, f"the copy of the {desc} data") from None
-    buffer.copy_to(memoryview(array.reshape(-1).view(np.uint8)))
+    # The array itself: copy_to casts its memoryview to bytes (~0.3 µs on the host, where
+    # numpy's reshape and view took ~0.45); a memoryview of no elements cannot be cast.
+    buffer.copy_to(array if array.size else bytearray())
     return array
 
 
