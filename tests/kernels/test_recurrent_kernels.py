@@ -144,11 +144,15 @@ def test_lstm_sequence_against_torch_and_numpy(case, c_kernels, monkeypatch):
         np.testing.assert_allclose(g, n, rtol=2e-6 * steps, atol=1e-5 * steps, err_msg=f"{what} vs numpy steps")
 
 
-GRU_CASES = [  # (steps, batch, input, hidden, direction, layout, reset_after, activations, optional present)
+# optional: True (bias, recurrentBias, initialHiddenState), False (none), or "recurrent_bias"
+# (recurrentBias alone: the runner's input GEMM gets its bias from recurrentBias only).
+GRU_CASES = [  # (steps, batch, input, hidden, direction, layout, reset_after, activations, optional)
     (5, 1, 4, 16, "forward", "zrn", True, ("sigmoid", "tanh"), True),
     (6, 2, 5, 7, "backward", "rzn", False, ("sigmoid", "tanh"), True),
     (4, 3, 3, 20, "both", "zrn", False, ("relu", "tanh"), False),
     (3, 1, 2, 1, "both", "rzn", True, ("tanh", "relu"), False),
+    (4, 2, 3, 9, "forward", "rzn", True, ("sigmoid", "tanh"), "recurrent_bias"),
+    (4, 2, 3, 9, "both", "zrn", False, ("sigmoid", "tanh"), "recurrent_bias"),
     (32, 1, 64, 128, "forward", "zrn", True, ("sigmoid", "tanh"), True),
 ]
 
@@ -158,8 +162,9 @@ def test_gru_sequence_against_torch_and_numpy(case, c_kernels, monkeypatch):
     steps, batch, inp, hidden, direction, layout, reset_after, activations, optional = case
     dirs = 2 if direction == "both" else 1
     x, w, r = rand(steps, batch, inp), rand(dirs, 3 * hidden, inp, scale=0.5), rand(dirs, 3 * hidden, hidden, scale=0.5)
-    b, rb = (rand(dirs, 3 * hidden), rand(dirs, 3 * hidden)) if optional else (None, None)
-    h0 = rand(dirs, batch, hidden) if optional else None
+    b = rand(dirs, 3 * hidden) if optional is True else None
+    rb = rand(dirs, 3 * hidden) if optional else None
+    h0 = rand(dirs, batch, hidden) if optional is True else None
     attrs = {"steps": steps, "hidden_size": hidden, "direction": direction, "layout": layout,
              "reset_after": reset_after, "return_sequence": True, "activations": activations}
     inputs = [x, w, r, b, rb, h0]

@@ -455,16 +455,17 @@ class Kernels:
                        ptr(seq), 0 if seq is None else seq.strides[0] // 4, ptr(gates), *gate_offsets,
                        int(reverse), *activations)
 
-    def bind_gru_sequence(self, xw: np.ndarray, rt: np.ndarray, recurrent_bias, h: np.ndarray,
+    def bind_gru_sequence(self, xw: np.ndarray, rt: np.ndarray, recurrent_bias_n, h: np.ndarray,
                           seq: np.ndarray | None, gates: np.ndarray, gate_offsets, reverse: bool, reset_after: bool,
                           activations):
         """§8.9.25 gru's time steps for one direction (kernels.c gru_sequence_f32) as a call
-        without arguments, bound as bind_lstm_sequence: xw [steps, batch, 3H] = x Wᵀ + bias,
-        rt = Rᵀ [H, 3H], recurrent_bias [3H] or None, h [batch, H] updated in place, seq as for
-        lstm; gate_offsets (z, r, n); gates: batch * 3H + H floats."""
+        without arguments, bound as bind_lstm_sequence: xw [steps, batch, 3H] = x Wᵀ + bias +
+        recurrentBias (n's part of recurrentBias left out with reset_after), rt = Rᵀ [H, 3H],
+        recurrent_bias_n [H] (n's recurrentBias, with reset_after) or None, h [batch, H] updated
+        in place, seq as for lstm; gate_offsets (z, r, n); gates: batch * 3H + H floats."""
         steps, batch, width = xw.shape
         ptr = self._ptr
-        return partial(self._gru, steps, batch, width // 3, ptr(xw), ptr(rt), ptr(recurrent_bias), ptr(h),
+        return partial(self._gru, steps, batch, width // 3, ptr(xw), ptr(rt), ptr(recurrent_bias_n), ptr(h),
                        ptr(seq), 0 if seq is None else seq.strides[0] // 4, ptr(gates), *gate_offsets,
                        int(reverse), int(reset_after), *activations)
 

@@ -261,6 +261,20 @@ def _or_zeros(array: np.ndarray | None, shape, dtype) -> np.ndarray:
     return np.zeros(shape, dtype) if array is None else array.astype(dtype, copy=False)
 
 
+def _gru_biases(bias, recurrent_bias, hidden_size: int, n: slice, reset_after: bool, dtype):
+    """(bias + recurrentBias, added once for the input part, and rb_n or None): §8.9.26's
+    decomposition adds the two biases of z and r (and of n without resetAfter) to each other
+    before the products; with resetAfter n's recurrentBias is inside r's product,
+    r ⊙ (h · Rnᵀ + Rbn), so it stays out of the sum (zero there) and is returned apart."""
+    recurrent = _or_zeros(recurrent_bias, (3 * hidden_size,), dtype)
+    rb_n = None
+    if reset_after and recurrent_bias is not None:
+        rb_n = recurrent[n].copy()
+        recurrent = recurrent.copy()
+        recurrent[n] = 0
+    return _or_zeros(bias, (3 * hidden_size,), dtype) + recurrent, rb_n
+
+
 class _GruDirection:
     """One direction's parameters of a GRU, in compute precision (§8.9.26's math)."""
 
@@ -269,28 +283,28 @@ class _GruDirection:
         self.g = _gate_slices(GRU_GATES[layout], hidden_size)
         self.weight_t = weight.astype(dtype, copy=False).T                   # [inputSize, 3H]
         self.recurrent_t = recurrent_weight.astype(dtype, copy=False).T      # [H, 3H]
-        self.bias = _or_zeros(bias, (3 * hidden_size,), dtype)
-        self.recurrent_bias = _or_zeros(recurrent_bias, (3 * hidden_size,), dtype)
+        self.bias, rb_n = _gru_biases(bias, recurrent_bias, hidden_size, self.g["n"], reset_after, dtype)
+        self.rb_n = _or_zeros(rb_n, (hidden_size,), dtype)
         self.reset_after = reset_after
         self.f, self.g_act = (ACTIVATIONS[a] for a in activations)
 
     def input_part(self, x: np.ndarray) -> np.ndarray:
-        """input · Wᵀ + bias, for any leading dimensions (all time steps at once)."""
+        """input · Wᵀ + (bias + recurrentBias) (but Rbn with resetAfter), for any leading
+        dimensions (all time steps at once)."""
         return x @ self.weight_t + self.bias
 
     def step(self, x_part: np.ndarray, h: np.ndarray) -> np.ndarray:
         g = self.g
-        rb = self.recurrent_bias
         # z and r need h · Rᵀ for their gates; n's recurrent product depends on resetAfter.
-        z = self.f(x_part[:, g["z"]] + rb[g["z"]] + h @ self.recurrent_t[:, g["z"]])
-        r = self.f(x_part[:, g["r"]] + rb[g["r"]] + h @ self.recurrent_t[:, g["r"]])
+        z = self.f(x_part[:, g["z"]] + h @ self.recurrent_t[:, g["z"]])
+        r = self.f(x_part[:, g["r"]] + h @ self.recurrent_t[:, g["r"]])
         rn = self.recurrent_t[:, g["n"]]
         if self.reset_after:
             # reset applied after the recurrent matmul: r ⊙ (h · Rnᵀ + Rbn)
-            n = self.g_act(x_part[:, g["n"]] + r * (h @ rn + rb[g["n"]]))
+            n = self.g_act(x_part[:, g["n"]] + r * (h @ rn + self.rb_n))
         else:
-            # reset applied before it: (r ⊙ h) · Rnᵀ + Rbn
-            n = self.g_act(x_part[:, g["n"]] + rb[g["n"]] + (r * h) @ rn)
+            # reset applied before it: (r ⊙ h) · Rnᵀ, Rbn in the input part
+            n = self.g_act(x_part[:, g["n"]] + (r * h) @ rn)
         return z * h + (1 - z) * n
 
 
@@ -470,24 +484,27 @@ def gru_runner(weight, recurrent_weight, bias, recurrent_bias, attributes, views
     order = GRU_GATES[attributes["layout"]]
     offsets = tuple(order.index(g) for g in ("z", "r", "n"))
     codes = tuple(C_ACTIVATIONS[a] for a in attributes["activations"])
+    return_sequence, reset_after = attributes["return_sequence"], attributes["reset_after"]
     directions = []
     for d in range(weight.shape[0]):
         weight_t, packed, rt = _c_weights(fast, weight[d], recurrent_weight[d])
-        b = None if bias is None else _c_array(bias[d])
-        rb = None if recurrent_bias is None else _c_array(recurrent_bias[d])
-        directions.append((weight_t, packed, rt, b, rb))
+        # The numpy path's bias + recurrentBias (but rb_n with resetAfter), added once in float32.
+        b, rb_n = _gru_biases(None if bias is None else bias[d], None if recurrent_bias is None else recurrent_bias[d],
+                              hidden, _gate_slices(order, hidden)["n"], reset_after, np.float32)
+        b = None if bias is None and recurrent_bias is None else _c_array(b)
+        directions.append((weight_t, packed, rt, b, None if rb_n is None else _c_array(rb_n)))
     backward_all = attributes["direction"] == "backward"
-    return_sequence, reset_after = attributes["return_sequence"], attributes["reset_after"]
     shape = (len(directions), 3 * hidden, hidden)
     scratch = _Scratch(views)
 
     def bind(work):
-        # x Wᵀ + bias for every step at once, then the time loop (which adds recurrentBias).
+        # x Wᵀ + (bias + recurrentBias) for every step at once, then the time loop (which adds
+        # rb_n with resetAfter).
         (h,), seq = work.states, work.sequence
         calls = []
-        for d, (weight_t, packed, rt, b, rb) in enumerate(directions):
+        for d, (weight_t, packed, rt, b, rb_n) in enumerate(directions):
             calls.append(fast.bind_input_gemm(work.x, weight_t, packed, b, work.xw))
-            calls.append(fast.bind_gru_sequence(work.xw, rt, rb, h[d], None if seq is None else seq[:, d], work.gates,
+            calls.append(fast.bind_gru_sequence(work.xw, rt, rb_n, h[d], None if seq is None else seq[:, d], work.gates,
                                                 offsets, d == 1 or backward_all, reset_after, codes))
         return calls
 
