@@ -117,10 +117,10 @@ def test_addresses_are_remembered_per_owning_array_and_forgotten_with_it(host):
     assert host._ptr(owner.reshape(24)[1:].reshape(23, 1)) == start + 4
     assert host._ptr(np.lib.stride_tricks.as_strided(owner[1:], (3, 6), (24, 4))) == start + 24
     assert host._ptr(None) == 0
-    assert id(owner) in host._addresses and id(view) not in host._addresses
+    assert id(owner) in kernels._addresses and id(view) not in kernels._addresses
     key = id(owner)
     del owner, view
-    assert key not in host._addresses                  # gone with the array
+    assert key not in kernels._addresses               # gone with the array
     fresh = [np.empty(3, np.float32) for _ in range(50)]    # ids are reused: each its own address
     assert [host._ptr(a) for a in fresh] == [a.__array_interface__["data"][0] for a in fresh]
 

@@ -18,7 +18,6 @@ import asyncio
 import collections
 import logging
 import traceback
-import weakref
 
 import js  # Pyodide's view of the JS global scope
 import numpy as np
@@ -31,6 +30,7 @@ from ..api import buffers
 from ..base.errors import DOMException, NotSupportedError, UnknownError, describe, error_name, out_of_memory
 from ..bindings import (BufferSource, ScriptException, convert, convert_arguments, parse_type, script_arguments,
                         set_platform_object_unwrapper)
+from ..kernels import address_of
 from ..runtime.timeline import NOT_RUN, PromiseFuture, Timeline, set_post_task
 
 ml = api.ML()
@@ -300,27 +300,11 @@ def _array_buffer_of(array: np.ndarray):
     if not array.flags.c_contiguous:
         array = np.ascontiguousarray(array)
     try:
-        return _copy_out(_address_of(array) if array.size else 0, array.nbytes)
+        # An output tensor's [[data]] is the same array run after run (dispatch writes into
+        # it): kernels.address_of remembers its address.
+        return _copy_out(address_of(array) if array.size else 0, array.nbytes)
     except JsException:   # RangeError
         raise MemoryError from None
-
-
-# The addresses of the arrays that own their memory read so far, while they live (id → a weak
-# reference, the address): an output tensor's [[data]] is the same array run after run
-# (dispatch writes into it), and `__array_interface__` builds a dict per call (~1.1 us in
-# Pyodide). An owner's memory never moves while it lives; its entry goes when it dies.
-_addresses: dict[int, tuple[weakref.ref, int]] = {}
-
-
-def _address_of(array: np.ndarray) -> int:
-    key = id(array)
-    entry = _addresses.get(key)
-    if entry is not None and entry[0]() is array:
-        return entry[1]
-    address = array.__array_interface__["data"][0]
-    if array.base is None:
-        _addresses[key] = (weakref.ref(array, lambda _dead: _addresses.pop(key, None)), address)
-    return address
 
 
 def get(target, attribute: str):

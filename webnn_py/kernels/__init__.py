@@ -75,6 +75,34 @@ def _element_strides(x: np.ndarray) -> bool:
     return all(s >= 0 and s % 4 == 0 for s in x.strides)
 
 
+# id(array) -> (weak reference, address): address_of's memory of the arrays that own their data.
+_addresses: dict[int, tuple] = {}
+
+
+def address_of(array) -> int:
+    """array's address in this process's memory (0 for None): remembered per array that owns
+    its memory (the plan's buffers, constants, packed weights, output tensors' [[data]]: the
+    same objects every run), since `__array_interface__` builds a dict each time (~0.8 µs on
+    the host, ~1.7 µs in Pyodide; a small CNN's run takes ~300 addresses). An owner's data
+    never moves while it lives (nothing here resizes an array in place); the entry goes when
+    it dies. A contiguous view of all its owner's bytes (a reshape, e.g. a buffer's pixel
+    rows, or a transpose) starts where the owner does, and takes the owner's address."""
+    if array is None:
+        return 0
+    entry = _addresses.get(id(array))
+    if entry is not None and entry[0]() is array:
+        return entry[1]
+    base = array.base
+    if base is None:
+        address = array.__array_interface__["data"][0]
+        key = id(array)
+        _addresses[key] = (weakref.ref(array, lambda _dead: _addresses.pop(key, None)), address)
+        return address
+    if type(base) is np.ndarray and base.base is None and array.nbytes == base.nbytes and array.flags.forc:
+        return address_of(base)
+    return array.__array_interface__["data"][0]
+
+
 class Kernels:
     """numpy-level calls of the C entry points, given as attributes of `functions`
     (a wasm instance's exports or a ctypes library) taking ints and floats."""
@@ -97,35 +125,13 @@ class Kernels:
         self._gru = functions.gru_sequence_f32
         self._copy_2d = functions.copy_2d_f32
         self._erfc_table = None
-        # id(array) -> (weak reference, address): _ptr's memory of arrays that own their data.
-        self._addresses: dict[int, tuple] = {}
         self.name = name
         # pool.Threads in a cross-origin isolated page (set by _load_wasm): large GEMMs with a
         # packed constant B split with workers; None: one thread.
         self.threads = None
 
-    def _ptr(self, array) -> int:
-        """array's address: remembered per array that owns its memory (the plan's buffers,
-        constants, packed weights: the same objects every run), since
-        `__array_interface__` builds a dict each time (~0.8 µs on the host, ~1.7 µs in
-        Pyodide; a small CNN's run takes ~300 addresses). An owner's data never moves while
-        it lives (nothing here resizes an array in place); the entry goes when it dies. A
-        contiguous view of all its owner's bytes (a reshape, e.g. a buffer's pixel rows, or a
-        transpose) starts where the owner does, and takes the owner's address."""
-        if array is None:
-            return 0
-        entry = self._addresses.get(id(array))
-        if entry is not None and entry[0]() is array:
-            return entry[1]
-        base = array.base
-        if base is None:
-            address = array.__array_interface__["data"][0]
-            key = id(array)
-            self._addresses[key] = (weakref.ref(array, lambda _dead: self._addresses.pop(key, None)), address)
-            return address
-        if type(base) is np.ndarray and base.base is None and array.nbytes == base.nbytes and array.flags.forc:
-            return self._ptr(base)
-        return array.__array_interface__["data"][0]
+    # An array's address (address_of below), as the kernels' calls take it.
+    _ptr = staticmethod(address_of)
 
     def gemm(self, a: np.ndarray, b: np.ndarray, bias_m=None, bias_n=None, clamp=None,
              out: np.ndarray | None = None, residual: np.ndarray | None = None,
