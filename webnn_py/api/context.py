@@ -173,20 +173,12 @@ class MLContext:
             plan = graph._implementation
             if plan is None:
                 return
-            feeds = {}
-            for name, tensor in input_items:
-                data = tensor._data
-                if data is None:
-                    return
-                feeds[name] = data
+            feeds = _data_of(input_items)
             # The output tensors' [[data]], written in place once the plan has run (nothing
             # queued behind this step -- a writeTensor() or destroy() of them -- runs before).
-            into = {}
-            for name, tensor in output_items:
-                data = tensor._data
-                if data is None:
-                    return
-                into[name] = data
+            into = _data_of(output_items)
+            if feeds is None or into is None:
+                return
             try:
                 try:
                     yield from plan.execute_iter(feeds, into=into)
@@ -498,6 +490,17 @@ def _validate_tensors_with_descriptors(what: str, named_tensors: dict, descripto
             raise TypeError(f"dispatch: the graph has no {what[:-1]} named {name!r}")
         if tensor._descriptor != descriptors[name]:
             raise TypeError(f"dispatch: {what}[{name!r}] is {tensor._descriptor}, the graph expects {descriptors[name]}")
+
+
+def _data_of(named_tensors) -> dict | None:
+    """name -> each tensor's [[data]], or None when one of them has been destroyed."""
+    arrays = {}
+    for name, tensor in named_tensors:
+        data = tensor._data
+        if data is None:
+            return None
+        arrays[name] = data
+    return arrays
 
 
 def _unusable(context: MLContext, tensor: MLTensor, method: str, allowed: bool, access: str) -> TypeError | None:
