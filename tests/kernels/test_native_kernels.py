@@ -259,6 +259,55 @@ def test_im2col_then_gemm_is_a_conv(native, shape, kernel, geometry):
         np.testing.assert_array_equal(part, cols[ow:3 * ow])
 
 
+# c, o: input channels (an image's 3, and 1 and 4), output channels in strips of FW (4 or 16)
+# then 4: 4, 8, 16, 20, 36.
+DIRECT_CHANNELS = [(3, 16), (1, 4), (4, 20), (3, 36), (2, 8)]
+
+
+@pytest.mark.parametrize("channels", DIRECT_CHANNELS)
+@pytest.mark.parametrize("shape,kernel,geometry", DEPTHWISE[::4])
+def test_conv2d_direct_against_torch(native, channels, shape, kernel, geometry):
+    """conv2d_direct (groups 1) against torch's float64 conv2d, on a C-contiguous NHWC image
+    and on the NHWC view of an NCHW one (its strides read as they are): rows of 8 pixels and
+    the last ones, padding, strides, dilations, with and without bias and clamp."""
+    strides, dilations, pads = geometry
+    _, h, w, _ = shape
+    c, o = channels
+    kh, kw = kernel
+    oh = out_size(h, kh, dilations[0], strides[0], pads[0], pads[1])
+    ow = out_size(w, kw, dilations[1], strides[1], pads[2], pads[3])
+    nchw = RNG.standard_normal((1, c, h, w)).astype(np.float32)
+    wt = RNG.standard_normal((o, c, kh, kw)).astype(np.float32)
+    filter_hwio = np.ascontiguousarray(wt.transpose(2, 3, 1, 0))
+    bias = RNG.standard_normal(o).astype(np.float32)
+    xt = torch.nn.functional.pad(torch.from_numpy(nchw.astype(np.float64)), (pads[2], pads[3], pads[0], pads[1]))
+    for b, clamp in ((None, None), (bias, (0.0, 6.0)), (bias, None)):
+        ref = torch.nn.functional.conv2d(xt, torch.from_numpy(wt.astype(np.float64)),
+                                         None if b is None else torch.from_numpy(b.astype(np.float64)),
+                                         stride=strides, dilation=dilations)[0].permute(1, 2, 0).numpy()
+        if clamp is not None:
+            ref = np.clip(ref, *clamp)
+        for image in (nchw[0].transpose(1, 2, 0), np.ascontiguousarray(nchw[0].transpose(1, 2, 0))):
+            out = np.full((1, oh, ow, o), np.nan, np.float32)
+            native.conv2d_direct(image, filter_hwio, b, strides, dilations, (pads[0], pads[2]), clamp, out)
+            np.testing.assert_allclose(out[0], ref, rtol=1e-5, atol=1e-5 * kh * kw * c)
+
+
+def test_conv2d_direct_integers_exact_and_hard_swish(native):
+    """Small integers: exact sums; the hardSwish epilogue as the operator's float32 steps."""
+    x = RNG.integers(-4, 5, (1, 3, 13, 17)).astype(np.float32)
+    wt = RNG.integers(-3, 4, (16, 3, 3, 3)).astype(np.float32)
+    bias = RNG.integers(-4, 5, 16).astype(np.float32)
+    out = np.empty((1, 7, 9, 16), np.float32)
+    native.conv2d_direct(x[0].transpose(1, 2, 0), np.ascontiguousarray(wt.transpose(2, 3, 1, 0)), bias,
+                         (2, 2), (1, 1), (1, 1), kernels_module.HARD_SWISH, out)
+    y = torch.nn.functional.conv2d(torch.from_numpy(x.astype(np.float64)), torch.from_numpy(wt.astype(np.float64)),
+                                   torch.from_numpy(bias.astype(np.float64)), stride=2, padding=1)
+    y = y[0].permute(1, 2, 0).numpy().astype(np.float32)
+    want = (y * np.clip(y + np.float32(3), np.float32(0), np.float32(6))) / np.float32(6)
+    np.testing.assert_array_equal(out[0], want)
+
+
 @pytest.mark.parametrize("m,n,k", [(9, 13, 6), (4, 8, 5), (67, 20, 3), (130, 36, 17)])
 def test_gemm_residual_epilogue_is_the_separate_float32_adds(gemm_kernels, m, n, k):
     """((a b + bias) + residual) then clamp: bit for bit the kernel's own product followed

@@ -1,4 +1,4 @@
-"""The fast kernels: every conv2d path (pointwise GEMM, blocked im2col, depthwise,
+"""The fast kernels: every conv2d path (pointwise GEMM, blocked im2col, direct, depthwise,
 grouped) in both layouts against torch in float64, and erf/erfc/gelu against
 Python's math.erf/math.erfc over dense sweeps."""
 import math
@@ -8,6 +8,7 @@ import pytest
 
 from tests.ops.conftest import run
 from tests.portable.expect import assert_close
+from webnn_py import kernels
 from webnn_py.ops.convolution import Conv2dPlan
 from webnn_py.ops.elementwise_unary import erf, erfc, erfc_nonnegative
 
@@ -18,7 +19,8 @@ F = torch.nn.functional
 CASES = [
     (16, 9, 24, 1, 1, 1, 1, (0, 0, 0, 0), "pointwise"),
     (16, 9, 24, 1, 1, 2, 1, (0, 0, 0, 0), "im2col"),          # 1x1 with stride: not a plain GEMM
-    (3, 17, 8, 1, 3, 2, 1, (0, 1, 0, 1), "im2col"),
+    (3, 17, 8, 1, 3, 2, 1, (0, 1, 0, 1), "image"),             # im2col, or direct (_expected_path)
+    (3, 19, 20, 1, 3, (2, 1), (1, 2), (1, 1, 2, 2), "image"),
     (5, 11, 7, 1, (3, 2), (1, 2), (2, 1), (2, 1, 0, 3), "im2col"),
     (12, 10, 12, 12, 3, 1, 1, (1, 1, 1, 1), "depthwise"),
     (12, 13, 12, 12, 3, 2, 1, (0, 1, 0, 1), "depthwise"),
@@ -26,6 +28,17 @@ CASES = [
     (8, 10, 16, 8, 3, 1, 1, (1, 1, 1, 1), "grouped"),          # depth multiplier 2
     (12, 9, 6, 3, 3, 1, 1, (1, 1, 1, 1), "grouped"),
 ]
+
+
+def _expected_path(path: str, layout: str, batches: int, out_channels: int) -> str:
+    """An "image" case (3 input channels, groups 1) takes the direct path on one NHWC image
+    where the C kernels allow its output channels (the host's), else im2col."""
+    if path != "image":
+        return path
+    fast = kernels.simd()
+    direct = (layout == "nhwc" and batches == 1 and fast is not None and out_channels % 4 == 0
+              and out_channels <= fast.direct_conv2d_max_out)
+    return "direct" if direct else "im2col"
 
 
 def _pair(v):
@@ -52,6 +65,7 @@ def test_conv2d_paths_against_torch(case, layout, batches, monkeypatch):
     xin = x if layout == "nchw" else np.ascontiguousarray(x.transpose(0, 2, 3, 1))
     expected = ref if layout == "nchw" else ref.transpose(0, 2, 3, 1)
     plan = Conv2dPlan(xin.shape, w, attrs, expected.shape)
+    path = _expected_path(path, layout, batches, o)
     assert plan.path == path
     y = plan(xin)
     plan.add_bias(y, bias)

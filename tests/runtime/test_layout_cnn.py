@@ -8,6 +8,7 @@ import pytest
 from tests.portable.expect import assert_close
 from tests.runtime.test_compiler import assert_same_bits, build, kinds, t64
 from tests.runtime.test_transformer_fusion import gemm_path  # noqa: F401 - the fixture
+from webnn_py import kernels
 from webnn_py.runtime.compiler import fusion
 
 torch = pytest.importorskip("torch")
@@ -46,6 +47,35 @@ def test_squeeze_excitation_block_stays_channels_last(monkeypatch):
     assert_same_bits(plan.execute({"x": x})["y"], separate.execute({"x": x})["y"])
 
 
+@pytest.mark.skipif(kernels.simd() is None or kernels.simd().direct_conv2d_max_out < 16,
+                    reason="no direct conv2d in these kernels")
+def test_image_stem_reads_the_nchw_image_through_its_strides(monkeypatch):
+    """A CNN's first convolution (3 input channels, groups 1) on the host's C kernels is
+    conv2d_direct, which reads the NCHW image through a transposed view: the layout pass's
+    transpose into NHWC is no step of its own (fusion.py _absorb_input_reshapes), and the
+    result is torch's, and bit for bit the plan's with that transpose made as a step."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 3, 23, 21)).astype(np.float32)
+    w = {"stem": rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.4,
+         "b": rng.standard_normal(16).astype(np.float32),
+         "dw": rng.standard_normal((16, 1, 3, 3)).astype(np.float32) * 0.4}
+
+    def make(g, o):
+        stem = g.hardSwish(g.conv2d(o["x"], o["stem"], {"padding": [1] * 4, "strides": [2, 2], "bias": o["b"]}))
+        return {"y": g.relu(g.conv2d(stem, o["dw"], {"groups": 16, "padding": [1] * 4}))}
+    plan, _ = build(make, {"x": x}, w)
+    names = kinds(plan)
+    assert names == ["transpose+conv2d+hardSwish", "conv2d+relu", "transpose"], names
+    tw = {k: t64(v) for k, v in w.items()}
+    stem = F.hardswish(F.conv2d(t64(x), tw["stem"], tw["b"], stride=2, padding=1))
+    got = plan.execute({"x": x})["y"]
+    assert_close(got, F.relu(F.conv2d(stem, tw["dw"], groups=16, padding=1)).numpy(), atol=1e-4, what="stem")
+    monkeypatch.setattr(fusion, "_absorb_input_reshapes", lambda units, _outputs: units)
+    separate, _ = build(make, {"x": x}, w)
+    assert kinds(separate)[:2] == ["transpose", "conv2d+hardSwish"], kinds(separate)
+    assert_same_bits(got, separate.execute({"x": x})["y"])
+
+
 def test_fire_module_concat_stays_channels_last():
     rng = np.random.default_rng(6)
     x = rng.standard_normal((1, 3, 11, 11)).astype(np.float32)
@@ -63,9 +93,12 @@ def test_fire_module_concat_stays_channels_last():
                                                        "outputShapeRounding": "ceil"})}
     plan, _ = build(make, {"x": x}, w)
     names = kinds(plan)
-    assert names.count("transpose") == 2, names
+    # The border into NHWC is a transpose step, or read through its strides by the stem's direct
+    # convolution (the host's C kernels: test_image_stem_reads_the_nchw_image_through_its_strides).
+    assert names[0] in ("transpose", "transpose+conv2d+relu") and names[-1] == "transpose", names
+    assert sum(name.split("+").count("transpose") for name in names) == 2, names
     # The expands write the concat's channels themselves (fusion.py _concat_in_place).
-    assert names.count("conv2d+relu") == 2 and "conv2d+relu+conv2d+relu+concat" in names, names
+    assert names[1] == "conv2d+relu" and "conv2d+relu+conv2d+relu+concat" in names, names
     tw = {k: t64(v) for k, v in w.items()}
     s = F.relu(F.conv2d(F.relu(F.conv2d(t64(x), tw["stem"], padding=1)), tw["sq"]))
     ref = F.max_pool2d(torch.cat([F.relu(F.conv2d(s, tw["e1"])), F.relu(F.conv2d(s, tw["e3"], padding=1))], 1),

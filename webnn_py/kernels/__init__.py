@@ -112,6 +112,7 @@ class Kernels:
         self._sgemm_batch = functions.sgemm_batch
         self._pack_b = functions.gemm_pack_b
         self._depthwise = functions.depthwise_nhwc
+        self._conv_direct = functions.conv2d_direct
         self._clamp = functions.clamp_f32
         self._gelu = functions.gelu_f32
         self._softmax = functions.softmax_rows_f32
@@ -129,6 +130,10 @@ class Kernels:
         # pool.Threads in a cross-origin isolated page (set by _load_wasm): large GEMMs with a
         # packed constant B split with workers; None: one thread.
         self.threads = None
+
+    # The most output channels for which ops/convolution.py takes conv2d_direct over im2col and
+    # a GEMM for an image's convolution (0: never). Measured: see README "Kernels".
+    direct_conv2d_max_out = 0
 
     # An array's address (address_of below), as the kernels' calls take it.
     _ptr = staticmethod(address_of)
@@ -406,6 +411,23 @@ class Kernels:
                             pads_begin[0], pads_begin[1], act, lo, hi)
         return out
 
+    def conv2d_direct(self, x: np.ndarray, filter_hwio: np.ndarray, bias, strides, dilations, pads_begin,
+                      clamp, out: np.ndarray) -> np.ndarray:
+        """§8.9.10 conv2d, groups 1, of one image x [h, w, c] (a float32 view with any element
+        strides: an NCHW image's transposed view is read as it is) with a C-contiguous
+        [kh, kw, c, o] filter (o a multiple of 4) into `out` (C-contiguous [..., oh, ow, o],
+        its shape giving the output size), bias and clamp/activation in the epilogue."""
+        h, w, c = x.shape
+        kh, kw, _, o = filter_hwio.shape
+        oh, ow = out.shape[-3], out.shape[-2]
+        ys, xs, cs = (stride // 4 for stride in x.strides)
+        act, lo, hi = _activation_args(clamp)
+        if out.size:
+            self._conv_direct(self._ptr(x), h, w, c, ys, xs, cs, self._ptr(filter_hwio), kh, kw, self._ptr(bias),
+                              self._ptr(out), oh, ow, o, strides[0], strides[1], dilations[0], dilations[1],
+                              pads_begin[0], pads_begin[1], act, lo, hi)
+        return out
+
     def maxpool_nhwc(self, x: np.ndarray, window, strides, dilations, pads_begin, out: np.ndarray) -> np.ndarray:
         """§8.9.37 maxPool2d of a C-contiguous NHWC float32 x into `out` (C-contiguous
         [n, oh, ow, c]; its shape gives the output size, the end padding implied)."""
@@ -522,6 +544,10 @@ class HostKernels(Kernels):
     """The native build: its kernels, except that GEMMs are numpy's matmul (the host's
     BLAS) followed by the C epilogue, one pass over the product for all its terms."""
 
+    # conv2d_direct against the image's transpose, im2col, BLAS and the epilogue (3x3 stride 2
+    # on 224x224x3, AVX-512): 146 / 393 us for 16 output channels, 271 / 462 for 32, even at 64.
+    direct_conv2d_max_out = 32
+
     def gemm_batch(self, a: np.ndarray, b: np.ndarray, out: np.ndarray, clamp=None) -> np.ndarray:
         """Kernels.gemm_batch with BLAS: one gemm per matrix, a right operand whose columns
         are not contiguous laid out first by the C copy (as kernels.c sgemm_batch does)."""
@@ -628,6 +654,7 @@ def native_library(path):
         "sgemm_batch": [i, i, i, i, p, i, i, i, p, i, i, i, p, i, i, i, f, f, p, p],
         "gemm_pack_b": [i, i, p, i, p],
         "depthwise_nhwc": [i, i, i, i, p, p, i, i, p, p, i, i, i, i, i, i, i, i, i, f, f],
+        "conv2d_direct": [p, i, i, i, i, i, i, p, i, i, p, p, i, i, i, i, i, i, i, i, i, i, f, f],
         "clamp_f32": [p, p, i, f, f],
         "gelu_f32": [p, p, i, p, i, ctypes.c_double, p, f, ctypes.c_double],
         "softmax_rows_f32": [p, p, i, i, p],

@@ -194,6 +194,11 @@ class Conv2dPlan:
       * 1x1, stride 1, no padding, groups 1: one plain GEMM on the input as it is;
       * groups 1, any other filter: im2col into a bounded buffer, a block of output
         rows at a time, and a GEMM per block;
+      * "direct", groups 1 on an NHWC image of at most DIRECT_MAX_CHANNELS channels (one
+        image, float32, where the C kernels' direct_conv2d_max_out allows the output
+        channels): kernels.c conv2d_direct, each output pixel's sum straight from the
+        input, read through its strides (the layout pass's NCHW -> NHWC transpose of the
+        image is not made: fusion.py's _absorb_input_transposes, `strided_in`);
       * other grouped convolutions: im2col over windows with one batched product.
 
     float32 plans call the C kernels (webnn_py.kernels.simd(): WebAssembly in Pyodide,
@@ -206,6 +211,9 @@ class Conv2dPlan:
 
     # Size of one im2col block (elements): bounds the extra memory of large convolutions.
     BLOCK_ELEMENTS = 1 << 21
+    # The direct path's input channels at most: an image's (im2col's patch rows are then a
+    # few dozen floats, and making them costs more than the product).
+    DIRECT_MAX_CHANNELS = 4
 
     def __init__(self, input_shape, w_oihw: np.ndarray, attributes: dict, output_shape):
         self.layout = attributes["inputLayout"]
@@ -227,7 +235,11 @@ class Conv2dPlan:
             # im2col columns are ordered (c, i, j) for NCHW and (i, j, c) for NHWC.
             self.matrix = (np.ascontiguousarray(w_oihw.reshape(o, cg * kh * kw)) if nchw else
                            np.ascontiguousarray(w_oihw.transpose(2, 3, 1, 0).reshape(kh * kw * cg, o)))
-            if self.fast is not None and not nchw:
+            if (self.path == "im2col" and not nchw and self.fast is not None and self.batches == 1
+                    and cg <= self.DIRECT_MAX_CHANNELS and o % 4 == 0 and o <= self.fast.direct_conv2d_max_out):
+                self.path = "direct"
+                self.filter_hwio = self.matrix.reshape(kh, kw, cg, o)     # [kh, kw, c, o]
+            elif self.fast is not None and not nchw:
                 self.packed = self.fast.pack_b(self.matrix)     # the GEMM's right operand, packed once
                 self.bound_gemm = self.fast.bind_gemm(self.matrix, self.packed)   # its checks too
         elif cg == 1 and o == self.groups:
@@ -267,8 +279,8 @@ class Conv2dPlan:
 
     def writes_into(self) -> bool:
         """Whether __call__ can write its result into a given `out` (the C kernels' NHWC
-        paths: depthwise, pointwise, single-image im2col)."""
-        return self.depthwise_kernel is not None or self.takes_residual()
+        paths: depthwise, direct, pointwise, single-image im2col)."""
+        return self.depthwise_kernel is not None or self.path == "direct" or self.takes_residual()
 
     def __call__(self, x: np.ndarray, bias: np.ndarray | None = None,
                  residual: np.ndarray | None = None, clamp=None, out: np.ndarray | None = None) -> np.ndarray:
@@ -277,6 +289,12 @@ class Conv2dPlan:
         (or in `out`, where writes_into()); then + `residual` (C-contiguous, the output's
         shape; only where takes_residual()) and clamp=(lo, hi) (only there or with a
         depthwise_kernel) in the kernel's epilogue."""
+        if self.path == "direct":
+            out = np.empty(self.output_shape, np.float32) if out is None else out
+            return self.fast.conv2d_direct(x[0], self.filter_hwio,
+                                           None if bias is None else np.ascontiguousarray(bias, np.float32),
+                                           self.strides, self.dilations, (self.padding[0], self.padding[2]),
+                                           clamp, out)
         if self.path == "depthwise" and self.depthwise_kernel is not None:
             bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
             return self.depthwise_kernel.depthwise_nhwc(
@@ -515,7 +533,9 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
     # paths also a channel slice of a wider one (pixel_rows: a concat written in place).
     kernel.writes_into = fixed is not None and fixed.writes_into() and out_dtype == np.float32
     kernel.strided_out = kernel.writes_into and fixed.takes_residual()
-    if fixed is not None and (fixed.takes_residual() or fixed.depthwise_kernel is not None):
+    # The direct path reads x through its strides (a transposed view of an NCHW image as it is).
+    kernel.strided_in = fixed is not None and fixed.path == "direct"
+    if fixed is not None and (fixed.takes_residual() or fixed.depthwise_kernel is not None or fixed.path == "direct"):
         def epilogue(extra_bias, residual_at, clamp):
             """For the compiler's fusion: a following residual add ((conv + bias) + residual,
             the GEMM paths) and clamp/relu (also the depthwise kernel) in the C kernel's
@@ -529,6 +549,7 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
                 return [fixed(x, bias, residual, clamp, out)]
             fused.writes_into = fixed.writes_into()
             fused.strided_out = fixed.takes_residual()
+            fused.strided_in = kernel.strided_in
             return fused
         kernel.epilogue = epilogue
     return kernel

@@ -563,6 +563,95 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
     }
 }
 
+/* ------------------------------------------------------ direct conv2d ----
+ * §8.9.10 conv2d with groups 1 and few input channels (an image's first convolution, 3
+ * channels, where im2col's patch rows are 27 floats and cost more than the product): one
+ * image, out[oy, ox, o] = act((sum over (i, j, ch) of x[iy, ix, ch] f[i, j, ch, o]) +
+ * bias[o]), the sum in the im2col GEMM's k order (i, j, ch) from zero, the bias and the
+ * activation as its epilogue8 applies them. x is read through element strides (ys, xs, cs),
+ * so an NCHW image needs no transpose to NHWC first; filter [kh, kw, c, o] (the GEMM's
+ * matrix), output NHWC [oh, ow, o] with o a multiple of 4. Output channels go in strips of
+ * FW (then 4), pixels 8 at a time along the row, sharing each weight load; taps outside
+ * the input (padding) are skipped, as depthwise_nhwc skips them.
+ */
+/* One strip of V's lanes of output channels for 8 pixels of a row (np 8) or 1 (np 1): eight
+ * independent sums, so the adds' latency is hidden. */
+#define CONV_DIRECT_TERM(k) if (in##k) s##k += xc[k * step] * wv;
+#define CONV_DIRECT_BLOCK(V, S, LOADV, STORE_ACTIVATED)                                                   \
+INLINE void conv_direct_block##S(const float *x, int h, int w, int c, int ys, int xs, int cs,            \
+                                 const float *f, int kh, int kw, int o, const float *bias, float *dst,    \
+                                 int oy, int ox, int np, int sh, int sw, int dh, int dw, int pt, int pl,  \
+                                 int act, v4 lo, v4 hi) {                                                 \
+    V s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, s4 = {0}, s5 = {0}, s6 = {0}, s7 = {0};                     \
+    for (int i = 0; i < kh; i++) {                                                                        \
+        int iy = oy * sh + i * dh - pt;                                                                   \
+        if (iy < 0 || iy >= h) continue;                                                                  \
+        const float *xr = x + (long)iy * ys;                                                              \
+        for (int j = 0; j < kw; j++) {                                                                    \
+            int ix = ox * sw + j * dw - pl;                                                               \
+            int in0 = ix >= 0 && ix < w, in1 = ix + sw >= 0 && ix + sw < w;                               \
+            int in2 = ix + 2 * sw >= 0 && ix + 2 * sw < w, in3 = ix + 3 * sw >= 0 && ix + 3 * sw < w;     \
+            int in4 = ix + 4 * sw >= 0 && ix + 4 * sw < w, in5 = ix + 5 * sw >= 0 && ix + 5 * sw < w;     \
+            int in6 = ix + 6 * sw >= 0 && ix + 6 * sw < w, in7 = ix + 7 * sw >= 0 && ix + 7 * sw < w;     \
+            const float *xp = xr + (long)ix * xs;                                                         \
+            long step = (long)sw * xs;                                                                    \
+            const float *fk = f + (long)(i * kw + j) * c * o;                                             \
+            for (int ch = 0; ch < c; ch++) {                                                              \
+                V wv = LOADV(fk + (long)ch * o);                                                          \
+                const float *xc = xp + (long)ch * cs;                                                     \
+                CONV_DIRECT_TERM(0)                                                                       \
+                if (np == 8) {                                                                            \
+                    CONV_DIRECT_TERM(1) CONV_DIRECT_TERM(2) CONV_DIRECT_TERM(3)                           \
+                    CONV_DIRECT_TERM(4) CONV_DIRECT_TERM(5) CONV_DIRECT_TERM(6) CONV_DIRECT_TERM(7)       \
+                }                                                                                         \
+            }                                                                                             \
+        }                                                                                                 \
+    }                                                                                                     \
+    if (bias) {                                                                                           \
+        V b = LOADV(bias);                                                                                \
+        s0 += b; s1 += b; s2 += b; s3 += b; s4 += b; s5 += b; s6 += b; s7 += b;                           \
+    }                                                                                                     \
+    STORE_ACTIVATED(dst, s0, act, lo, hi);                                                                \
+    if (np == 8) {                                                                                        \
+        STORE_ACTIVATED(dst + o, s1, act, lo, hi); STORE_ACTIVATED(dst + 2 * o, s2, act, lo, hi);         \
+        STORE_ACTIVATED(dst + 3 * o, s3, act, lo, hi); STORE_ACTIVATED(dst + 4 * o, s4, act, lo, hi);     \
+        STORE_ACTIVATED(dst + 5 * o, s5, act, lo, hi); STORE_ACTIVATED(dst + 6 * o, s6, act, lo, hi);     \
+        STORE_ACTIVATED(dst + 7 * o, s7, act, lo, hi);                                                    \
+    }                                                                                                     \
+}
+INLINE void store4_activated(float *p, v4 s, int act, v4 lo, v4 hi) { store4(p, act ? activate4(s, act, lo, hi) : s); }
+CONV_DIRECT_BLOCK(v4, 4, load4, store4_activated)
+#if FW > 4
+CONV_DIRECT_BLOCK(vw, w, loadw, storew_activated)
+#endif
+
+/* The strips of one output row: blocks of 8 pixels, then the row's last pixels one by one. */
+#define CONV_DIRECT_ROW(S, WIDTH)                                                                         \
+    for (; s + (WIDTH) <= o; s += (WIDTH)) {                                                              \
+        const float *bs = bias ? bias + s : 0;                                                            \
+        int ox = 0;                                                                                       \
+        for (; ox + 8 <= ow; ox += 8)                                                                     \
+            conv_direct_block##S(x, h, w, c, ys, xs, cs, filter + s, kh, kw, o, bs, row + (long)ox * o + s, \
+                                 oy, ox, 8, sh, sw, dh, dw, pt, pl, act, lo, hi);                         \
+        for (; ox < ow; ox++)                                                                             \
+            conv_direct_block##S(x, h, w, c, ys, xs, cs, filter + s, kh, kw, o, bs, row + (long)ox * o + s, \
+                                 oy, ox, 1, sh, sw, dh, dw, pt, pl, act, lo, hi);                         \
+    }
+
+EXPORT void conv2d_direct(const float *x, int h, int w, int c, int ys, int xs, int cs,
+                          const float *filter, int kh, int kw, const float *bias, float *out, int oh, int ow, int o,
+                          int sh, int sw, int dh, int dw, int pt, int pl, int act, float lo_s, float hi_s) {
+    v4 lo = splat(lo_s), hi = splat(hi_s);
+    for (int oy = 0; oy < oh; oy++) {
+        float *row = out + (long)oy * ow * o;
+        int s = 0;
+#if FW > 4
+        CONV_DIRECT_ROW(w, FW)
+#endif
+        CONV_DIRECT_ROW(4, 4)
+    }
+}
+
 /* ------------------------------------------------------------------ gelu ----
  * §8.9.23 gelu: 0.5 x (1 + erf(x / sqrt 2)), float32 in and out, evaluated in double
  * and rounded once, the same way as ops/activations.py's numpy path: with

@@ -118,20 +118,30 @@ def _absorb_input_reshapes(units: list[Unit], graph_outputs) -> list[Unit]:
     """Each reshape step whose result one other step alone reads disappears: that step
     reads the reshape's operand and re-views it itself (free for the contiguous arrays the
     steps pass; numpy copies otherwise, as the reshape step would have). One step fewer in
-    every dispatch's walk (ORT's graphs put a reshape before and after each 2-D gemm)."""
+    every dispatch's walk (ORT's graphs put a reshape before and after each 2-D gemm).
+    So does a transpose read alone by a step whose kernel reads its first operand through
+    its strides (`strided_in`: a direct conv2d of an image, ops/convolution.py): the layout
+    pass's NCHW -> NHWC copy of the image is then never made."""
     reads = _reads(units)
     producer_of = {id(v): unit for unit in units for v in unit.outputs}
     gone: set[int] = set()
     for unit in units:
         for position, value in enumerate(unit.inputs):
-            reshape = producer_of.get(id(value)) if value is not None else None
-            if (reshape is None or len(reshape.nodes) != 1 or reshape.kind != "reshape" or reshape is unit
+            producer = producer_of.get(id(value)) if value is not None else None
+            if (producer is None or len(producer.nodes) != 1 or producer is unit
                     or reads.get(id(value)) != 1 or id(value) in graph_outputs):
                 continue
-            unit.kernel = _reshaping_input(unit, position, value.descriptor.shape)
-            unit.inputs[position] = reshape.inputs[0]
-            unit.nodes = reshape.nodes + unit.nodes
-            gone.add(id(reshape))
+            if producer.kind == "reshape":
+                shape = value.descriptor.shape
+                unit.kernel = _viewing_input(unit, position, lambda x, shape=shape: x.reshape(shape))
+            elif producer.kind == "transpose" and position == 0 and getattr(unit.kernel, "strided_in", False):
+                permutation = producer.nodes[0].attributes["permutation"]
+                unit.kernel = _viewing_input(unit, position, lambda x, axes=permutation: x.transpose(axes))
+            else:
+                continue
+            unit.inputs[position] = producer.inputs[0]
+            unit.nodes = producer.nodes + unit.nodes
+            gone.add(id(producer))
     return [unit for unit in units if id(unit) not in gone]
 
 
@@ -194,14 +204,15 @@ def _reshaping_output(unit: Unit, position: int, shape: tuple) -> Callable:
     return kernel_reshaping
 
 
-def _reshaping_input(unit: Unit, position: int, shape: tuple) -> Callable:
-    """unit's kernel with its operand `position` re-viewed as `shape` first, called with the
-    attributes and descriptors the plan gives the unit's own first node."""
+def _viewing_input(unit: Unit, position: int, view: Callable) -> Callable:
+    """unit's kernel with its operand `position` re-viewed by `view` first (a reshape or a
+    transpose), called with the attributes and descriptors the plan gives the unit's own
+    first node."""
     kernel, attributes, descriptors = unit.kernel, unit.nodes[0].attributes, [v.descriptor for v in unit.outputs]
 
     def reshaped(inputs, _attributes, _outputs, **out):
         inputs = list(inputs)
-        inputs[position] = inputs[position].reshape(shape)
+        inputs[position] = view(inputs[position])
         return kernel(inputs, attributes, descriptors, **out)
     for flag in ("writes_into", "rows_out", "strided_out"):
         if getattr(kernel, flag, False):
