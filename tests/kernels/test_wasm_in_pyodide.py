@@ -21,7 +21,8 @@ def test_wasm_binary_imports_only_memory_and_has_no_data():
     info = json.loads(subprocess.run(["node", "-e", script, str(WASM)], capture_output=True, text=True,
                                      check=True).stdout)
     assert info["imports"] == [{"module": "env", "name": "memory", "kind": "memory"}]
-    assert {e["name"] for e in info["exports"]} == {"sgemm", "sgemm_batch", "gemm_pack_b", "gemm_epilogue", "depthwise_nhwc", "clamp_f32", "gelu_f32",
+    assert {e["name"] for e in info["exports"]} == {"sgemm", "sgemm_batch", "gemm_pack_b", "gemm_epilogue", "depthwise_nhwc",
+                                                "conv2d_direct", "clamp_f32", "gelu_f32",
                                                 "softmax_rows_f32", "im2col_nhwc", "layernorm_rows_f32",
                                                 "lstm_sequence_f32", "gru_sequence_f32", "recurrent_activation_f32",
                                                 "maxpool_nhwc", "global_avgpool_nhwc", "scale_channels_f32",
