@@ -19,6 +19,7 @@ CASES = [  # (h, w, c, window, strides, dilations, padding [t, b, l, r], ceil)
     (12, 12, 17, (2, 2), (2, 2), (2, 2), (1, 0, 1, 0), False),
     (111, 111, 64, (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), True),   # SqueezeNet's first pool
     (5, 5, 8, (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), False),
+    (6, 7, 86, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), False),      # blocks of 4 FW channels, then FW, 4, 1
 ]
 
 

@@ -1236,6 +1236,8 @@ INLINE vw maxw(vw m, vw a) {             /* max4's lanes, FW at a time */
     vwi take = (a > m) | (a != a);
     return (vw)(((vwi)a & take) | ((vwi)m & ~take));
 }
+#else
+INLINE vw maxw(vw m, vw a) { return max4(m, a); }
 #endif
 
 /* The maximum over an ni x nj block of taps (the window's part inside the input) starting at
@@ -1249,8 +1251,9 @@ INLINE v4 window_max4(const float *p, long row, long col, int ni, int nj, int wi
 }
 
 /* The window's part inside the input is the same rectangle for every channel: its bounds are
- * found once per output pixel, then the channels go FW (16 with AVX-512 natively), 4, 1 at a
- * time over the taps in (i, j) order. */
+ * found once per output pixel, then the channels go 4 FW (four maxima in flight: one chain of
+ * dependent maxima per pixel waited on each one's latency), FW (16 with AVX-512 natively), 4,
+ * 1 at a time over the taps in (i, j) order. */
 EXPORT void maxpool_nhwc(int batches, int h, int w, int ch, const float *x, float *out, int oh, int ow,
                          int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pl) {
     long row = (long)dh * w * ch, col = (long)dw * ch;
@@ -1267,6 +1270,17 @@ EXPORT void maxpool_nhwc(int batches, int h, int w, int ch, const float *x, floa
                 float *o = out + (((long)nb * oh + oy) * ow + ox) * ch;
                 const float *first = xb + ((long)(y0 + i_first * dh) * w + x0 + j_first * dw) * ch;
                 int ni = i_last - i_first, nj = j_last - j_first, c = 0;
+                for (; c + 4 * FW <= ch; c += 4 * FW) {      /* four independent maxima in flight */
+                    vw m0 = splatw(-__builtin_inff()), m1 = m0, m2 = m0, m3 = m0;
+                    const float *p = first + c;
+                    for (int i = 0; i < ni; i++, p += row)
+                        for (int j = 0; j < nj; j++) {
+                            const float *q = p + j * col;
+                            m0 = maxw(m0, loadw(q)); m1 = maxw(m1, loadw(q + FW));
+                            m2 = maxw(m2, loadw(q + 2 * FW)); m3 = maxw(m3, loadw(q + 3 * FW));
+                        }
+                    storew(o + c, m0); storew(o + c + FW, m1); storew(o + c + 2 * FW, m2); storew(o + c + 3 * FW, m3);
+                }
 #if FW > 4
                 for (; c + FW <= ch; c += FW) {
                     vw m = splatw(-__builtin_inff());
