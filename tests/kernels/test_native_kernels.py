@@ -425,6 +425,21 @@ def test_gemm_into_rows_of_a_wider_array(gemm_kernels, m, n, k):
     assert (wide[:, :n] == 7).all() and (wide[:, 2 * n:] == 7).all()
 
 
+@pytest.mark.parametrize("m,n,k", [(9, 13, 6), (67, 20, 3), (130, 36, 17)])
+def test_gemm_into_rows_of_a_wider_array_with_bias_and_clamp(gemm_kernels, m, n, k):
+    """A concat's channel slice as out (rows ldc apart), with a column bias and relu in the
+    epilogue: the product lands there, bit for bit the contiguous out's, nothing around it
+    changes (the host's BLAS writes the rows in place and the epilogue walks them, ld apart)."""
+    rng = np.random.default_rng(m + n)
+    a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, n)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    wide = np.full((m, 3 * n), 7.0, np.float32)
+    gemm_kernels.gemm(a, b, bias_n=bias, clamp=(0.0, np.inf), out=wide[:, n:2 * n])
+    assert_close(wide[:, n:2 * n], a, b, np.maximum(a.astype(np.float64) @ b.astype(np.float64) + bias, 0))
+    np.testing.assert_array_equal(wide[:, n:2 * n], gemm_kernels.gemm(a, b, bias_n=bias, clamp=(0.0, np.inf)))
+    assert (wide[:, :n] == 7).all() and (wide[:, 2 * n:] == 7).all()
+
+
 def test_gemm_refuses_a_residual_laid_out_otherwise_than_its_strided_out(native):
     a, b = np.ones((4, 3), np.float32), np.ones((3, 8), np.float32)
     wide = np.zeros((4, 16), np.float32)

@@ -302,14 +302,22 @@ class Kernels:
                  clamp=None) -> np.ndarray:
         """out = ((product (+ bias_m[:, None])) (+ bias_n)) (+ residual), clipped to clamp (or its Activation):
         gemm()'s epilogue on a product computed elsewhere; all C-contiguous float32 [m, n]
-        (vectors [m], [n]); out may be product, residual may be out."""
+        (vectors [m], [n]), or `out` rows of contiguous elements further apart (a channel slice
+        of a wider buffer) with product and residual of its strides; out may be product,
+        residual may be out."""
         m, n = product.shape
         act, lo, hi = _activation_args(clamp)
         if m and n:
+            ld = n
+            if m > 1 and out.strides[0] != 4 * n:
+                if (out.strides[1] != 4 or out.strides[0] % 4 or out.strides[0] < 0 or product.strides != out.strides
+                        or (residual is not None and residual.strides != out.strides)):
+                    raise ValueError("epilogue: rows further apart need the product's and residual's strides")
+                ld = out.strides[0] // 4
             # The product is often `out` itself (and the residual too): one address for both.
             ptr = self._ptr
             out_ptr = ptr(out)
-            self._epilogue(out_ptr if product is out else ptr(product), out_ptr, m, n, ptr(bias_m), ptr(bias_n),
+            self._epilogue(out_ptr if product is out else ptr(product), out_ptr, m, n, ld, ptr(bias_m), ptr(bias_n),
                            out_ptr if residual is out else ptr(residual), act, lo, hi)
         return out
 
@@ -584,7 +592,7 @@ class HostKernels(Kernels):
                 if clamp is not last[0]:
                     last[:] = clamp, *_activation_args(clamp)
                 address = ptr(out)
-                epilogue(address, address, m, n, 0 if bias_m is None else ptr(bias_m),
+                epilogue(address, address, m, n, n, 0 if bias_m is None else ptr(bias_m),
                          0 if bias_n is None else ptr(bias_n), 0, last[1], last[2], last[3])
             return out
         return run
@@ -595,7 +603,15 @@ class HostKernels(Kernels):
         if out is None:
             out = np.empty((a.shape[0], b.shape[1]), _F32)
         elif not out.flags.c_contiguous:
-            # Rows ldc apart (Kernels.gemm): BLAS and the epilogue on a contiguous product.
+            if (residual is None and out.strides[1] == 4 and out.strides[0] % 4 == 0
+                    and out.strides[0] >= 4 * out.shape[1]):
+                # Rows ldc apart (a concat's channel slice): BLAS writes them in place (numpy
+                # hands it the row stride), then the epilogue over the same rows.
+                _matmul_quietly(a, b, out)
+                if bias_m is not None or bias_n is not None or clamp is not None:
+                    self.epilogue(out, out, bias_m, bias_n, None, clamp)
+                return out
+            # Otherwise (Kernels.gemm's other strided outs): BLAS and the epilogue on a contiguous product.
             out[...] = self.gemm(a, b, bias_m, bias_n, clamp, None,
                                  None if residual is None else np.ascontiguousarray(residual))
             return out
@@ -660,7 +676,7 @@ def native_library(path):
         "softmax_rows_f32": [p, p, i, i, p],
         "im2col_nhwc": [p] + [i] * 14 + [p],
         "layernorm_rows_f32": [p, p, i, i, p, p, ctypes.c_double],
-        "gemm_epilogue": [p, p, i, i, p, p, p, i, f, f],
+        "gemm_epilogue": [p, p, i, i, i, p, p, p, i, f, f],
         "maxpool_nhwc": [i, i, i, i, p, p] + [i] * 10,
         "global_avgpool_nhwc": [i, i, i, p, p],
         "scale_channels_f32": [p, p, p, i, i, i],

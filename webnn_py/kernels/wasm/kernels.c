@@ -446,15 +446,16 @@ EXPORT void sgemm_batch(int batch, int m, int n, int k,
 /* The GEMM's epilogue on its own, for a product computed elsewhere (the host's BLAS,
  * which is faster there than sgemm above): dst[m, n] = ((src + bias_m[i]) + bias_n[j])
  * + res, then the activation; the same float32 operations in the same order as
- * epilogue8. Rows are contiguous (n floats); dst may be src, and res may be dst
- * (each element is read before it is written).
+ * epilogue8. Rows of n contiguous floats, ld apart in src, dst and res alike (ld = n, or
+ * a product written in place into a channel slice of a wider buffer: a concat's part);
+ * dst may be src, and res may be dst (each element is read before it is written).
  */
-EXPORT void gemm_epilogue(const float *src, float *dst, int m, int n, const float *bias_m, const float *bias_n,
-                          const float *res, int act, float lo_s, float hi_s) {
+EXPORT void gemm_epilogue(const float *src, float *dst, int m, int n, int ld, const float *bias_m,
+                          const float *bias_n, const float *res, int act, float lo_s, float hi_s) {
     v4 lo = splat(lo_s), hi = splat(hi_s);
     for (int i = 0; i < m; i++) {
-        const float *si = src + (long)i * n, *ri = res ? res + (long)i * n : 0, *bmi = bias_m ? bias_m + i : 0;
-        float *di = dst + (long)i * n;
+        const float *si = src + (long)i * ld, *ri = res ? res + (long)i * ld : 0, *bmi = bias_m ? bias_m + i : 0;
+        float *di = dst + (long)i * ld;
         int j = 0;
 #if FW > 4
         for (; j + FW <= n; j += FW) {              /* epilogue8's operations, FW lanes at a time */
