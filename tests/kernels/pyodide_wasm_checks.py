@@ -428,3 +428,40 @@ def _check_recurrent_sequences(hidden):
     assert calls == ["lstm_sequence", "lstm_sequence", "gru_sequence"], calls
     for got, want in zip(fast[0] + fast[1], slow[0] + slow[1]):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * steps)
+    # Without the counting wrapper the runner's calls are bound exports, made in one JS call
+    # (Kernels.chain): the same C calls, so the same bits.
+    chained = (recurrent.lstm_kernel(lstm_inputs, lstm_attrs, None), recurrent.gru_kernel(gru_inputs, gru_attrs, None))
+    for got, want in zip(chained[0] + chained[1], fast[0] + fast[1]):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_wasm_chain_makes_the_bound_calls_in_order_in_one_call():
+    """Kernels.chain of bound exports is one JS function (a single crossing a run) making
+    them in the order given: here a second GEMM reads the first's result, so the other order
+    would read stale memory; bit for bit the bound calls made one by one from Python. A call
+    that is not a bound export (a lambda) runs from Python, in order too."""
+    from pyodide.ffi import JsProxy
+
+    k = _wasm()
+    a = RNG.uniform(-1, 1, (8, 5)).astype(np.float32)
+    b1, b2 = RNG.uniform(-1, 1, (5, 16)).astype(np.float32), RNG.uniform(-1, 1, (16, 8)).astype(np.float32)
+    bias1, bias2 = RNG.uniform(-1, 1, 16).astype(np.float32), RNG.uniform(-1, 1, 8).astype(np.float32)
+    mid, out, log = np.zeros((8, 16), np.float32), np.zeros((8, 8), np.float32), []
+    packed1, packed2 = k.pack_b(b1), k.pack_b(b2)        # bound by address: kept alive here
+    first = k.bind_input_gemm(a, b1, packed1, bias1, mid)
+    second = k.bind_input_gemm(mid, b2, packed2, bias2, out)
+    chained = k.chain([first, second])
+    assert isinstance(chained, JsProxy)
+    chained()
+    want = (a.astype(np.float64) @ b1 + bias1) @ b2 + bias2
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    got = out.copy()
+    mid[...] = 0
+    out[...] = 0
+    first()
+    second()
+    np.testing.assert_array_equal(out, got)
+    mixed = k.chain([lambda: log.append("first"), lambda: log.append("second")])
+    assert not isinstance(mixed, JsProxy)
+    mixed()
+    assert log == ["first", "second"]

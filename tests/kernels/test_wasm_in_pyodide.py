@@ -39,7 +39,7 @@ def test_wasm_kernels_in_pyodide(pyodide_runtime):
         capture_output=True, text=True, timeout=300,
     )
     results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert len(results) == 17, f"{proc.stdout}\n{proc.stderr}"
+    assert len(results) == 18, f"{proc.stdout}\n{proc.stderr}"
     assert all(r["platform"] == "emscripten" for r in results)
     failures = [f"{r['test']}\n{r['detail']}" for r in results if r["outcome"] != "passed"]
     assert not failures, "\n".join(failures)
