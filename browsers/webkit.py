@@ -19,7 +19,7 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from . import processes
 from .base import DEFAULT_TIMEOUT, Browser, ConsoleMessage, EvaluationError, Page
@@ -125,7 +125,11 @@ class WebKitPage(Page):
 class WebKitBrowser(Browser):
     engine = "webkit"
 
-    def __init__(self, session: WebDriverSession) -> None:
+    def __init__(self, start_session: Callable[[], WebDriverSession]) -> None:
+        self._start_session = start_session
+        self._use(start_session())
+
+    def _use(self, session: WebDriverSession) -> None:
         self.session = session
         self.version = session.capabilities.get("browserVersion", "")
         # The first window stays open, unused: WebDriver commands (New Window among them)
@@ -136,7 +140,16 @@ class WebKitBrowser(Browser):
     def new_page(self) -> WebKitPage:
         # A window, not a tab: MiniBrowser shows only its first tab, and a hidden page
         # gets no animation frames and timers throttled to several per second.
-        handle = self.session.call("POST", "/window/new", {"type": "window"})["handle"]
+        try:
+            handle = self.session.call("POST", "/window/new", {"type": "window"})["handle"]
+        except WebDriverError as exc:
+            if exc.error != "invalid session id":
+                raise
+            # WebKitWebDriver ends the session when a page crashes or hangs ("session deleted
+            # because of page crash or hang"; once in a whole-suite run at load ~8): a new
+            # MiniBrowser, so that the crash costs the pages it took, not every later page.
+            self._use(self._start_session())
+            handle = self.session.call("POST", "/window/new", {"type": "window"})["handle"]
         return WebKitPage(self, handle)
 
     def call(self, page: WebKitPage, method: str, path: str, body: dict | None = None, timeout: float = 60.0) -> Any:
@@ -218,9 +231,15 @@ def launch(loopback_names: tuple[str, ...] = (), extra_args: tuple[str, ...] = (
             proxy = stack.enter_context(LoopbackProxy(loopback_names))
             capabilities["proxy"] = {"proxyType": "manual", "httpProxy": f"127.0.0.1:{proxy.port}",
                                      "noProxy": ["127.0.0.1", "localhost"]}
-        session = _start_session(stack, display, capabilities)
+        sessions: list[WebDriverSession] = []
+
+        def start_session() -> WebDriverSession:
+            sessions.append(_start_session(stack, display, capabilities))
+            return sessions[-1]
+
         try:
-            yield WebKitBrowser(session)
+            yield WebKitBrowser(start_session)
         finally:
-            with contextlib.suppress(Exception):
-                session.end()
+            for session in sessions:
+                with contextlib.suppress(Exception):
+                    session.end()

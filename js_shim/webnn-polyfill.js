@@ -186,6 +186,7 @@
 
   let bridge = null;       // webnn_py.browser.bridge's functions (and its ML), once booted
   let bootPromise = null;
+  let fatalError = null;   // what made the runtime unusable (failRuntime), or null
 
   // Resolves with undefined: what a page could intercept on the way must not be the bridge.
   function boot() {
@@ -219,6 +220,7 @@
     mark("pyodide.js");
     const booted = await startPyodide(loadPyodide, options, await snapshot);
     const pyodide = booted.pyodide;
+    watchForFatalErrors(pyodide._api);
     mark("loadPyodide");
     await linkSideModules(pyodide, sideModules);
     mark("sideModules");
@@ -582,7 +584,9 @@
     const mode = config.postTask || "user-visible";
     if (mode !== "pyodide" && schedulerPostTask) {
       const options = { priority: mode };
-      return (callback) => { apply(schedulerPostTask, schedulerObject, [() => { guarded(callWithoutArguments, callback); }, options]); };
+      return (callback) => {
+        apply(schedulerPostTask, schedulerObject, [() => { if (fatalError === null) guarded(callWithoutArguments, callback); }, options]);
+      };
     }
     return undefined;   // Pyodide's own call_soon: postMessage / MessageChannel, not clamped
   }
@@ -854,20 +858,102 @@
   // reject with as its JS error). It calls them from Python, as the outcome is known:
   // within the API call itself when the work ran at once (readTensor() on an idle
   // timeline), so the page's await continues in this task's microtasks.
-  function toPromise(awaitable, realm) {
+  function toPromise(awaitable, realm, lost) {
     try {
-      return settledByPython(realm, (resolve, fromPython) => bridge.settle(awaitable, resolve, fromPython));
+      return settledByPython(realm, (resolve, fromPython) => bridge.settle(awaitable, resolve, fromPython), lost);
     } finally {
       awaitable.destroy();
     }
   }
 
-  // A new promise, which `start(resolve, fromPython)` hands to Python to settle.
-  function settledByPython(realm, start) {
+  // A new promise, which `start(resolve, fromPython)` hands to Python to settle. Until
+  // Python settles it, it is in `unsettled` (for failRuntime, under its number); `lost`:
+  // it is an MLContext's lost promise.
+  const unsettled = { __proto__: null };
+  let promisesMade = 0;
+  function settledByPython(realm, start, lost) {
     let resolve, reject;
     const promise = new PromiseCtor((resolveWith, rejectWith) => { resolve = resolveWith; reject = rejectWith; });
-    start(resolve, (outcome) => guarded(settleFromPython, outcome, realm, resolve, reject));
+    const id = ++promisesMade;
+    unsettled[id] = { __proto__: null, resolve, reject, lost: lost === true };
+    start((value) => { delete unsettled[id]; resolve(value); },
+          (outcome) => { delete unsettled[id]; guarded(settleFromPython, outcome, realm, resolve, reject); });
     return promise;
+  }
+
+  // ---- a failed runtime ------------------------------------------------------------------
+  //
+  // Pyodide cannot go on once a JS exception has unwound through Python's C frames (its
+  // "fatal error": e.g. a stack overflow inside a call from a page that recursed almost to
+  // the engine's limit): Python's state is then undefined, and a call may return nothing as
+  // if it had run. The shim stops calling into it. Every context is lost (§8.3.9, the
+  // implementation-defined message naming the error), the promises Python was to settle are
+  // rejected with an "InvalidStateError" (those of a lost context's steps, §8.3.4 step 3),
+  // and every later call fails the same way: nothing waits for ever, and nothing pretends
+  // to have run.
+  //
+  // Pyodide 0.27 sends every such error through its internal API.fatal_error, looked up as
+  // it is called (with one that is no failure: a NoGilError, which it rethrows); its own
+  // on_fatal hook comes after a report that itself overflows at the depth of a stack
+  // overflow, so the shim's wrapper records the error before anything else and settles the
+  // promises from a microtask, or at the next call.
+  function watchForFatalErrors(api) {
+    const pyodideFatalError = api && api.fatal_error;
+    if (typeof pyodideFatalError !== "function") return;
+    const NoGilError = typeof api.NoGilError === "function" ? api.NoGilError : null;
+    api.fatal_error = (error) => {
+      try {
+        if (!(NoGilError && error instanceof NoGilError)) failRuntime(error);
+      } finally {
+        pyodideFatalError(error);
+      }
+    };
+  }
+
+  function failRuntime(error) {
+    if (fatalError !== null) return;
+    fatalError = { __proto__: null, error, message: undefined };
+    promiseThen(promiseResolve(), settleUnsettled);
+  }
+
+  function settleUnsettled() {
+    const ids = ownKeys(unsettled);
+    for (let i = 0; i < ids.length; i++) {
+      const entry = unsettled[ids[i]];
+      delete unsettled[ids[i]];
+      if (entry.lost) entry.resolve(lostInfo());
+      else entry.reject(runtimeFailedError(""));
+    }
+  }
+
+  function runtimeFailure() {
+    if (fatalError.message === undefined) {
+      const error = fatalError.error;
+      let cause;
+      try {
+        cause = `${error}`;
+      } catch (e) {
+        cause = "an error";
+      }
+      fatalError.message = `webnn-py's Python runtime failed (${cause}) and can no longer be used`;
+    }
+    return fatalError.message;
+  }
+
+  function lostInfo() {
+    return { message: runtimeFailure() };   // MLContextLostInfo
+  }
+
+  function runtimeFailedError(member) {
+    return new DOMExceptionCtor(member ? `${member}: ${runtimeFailure()}` : runtimeFailure(), "InvalidStateError");
+  }
+
+  // What a member of an object of the failed runtime does instead of calling Python.
+  function runtimeFailedOutcome(member, kind) {
+    settleUnsettled();
+    if (member === "lost") return promiseResolve(lostInfo());
+    if (kind.promise) return promiseReject(runtimeFailedError(member));
+    throw runtimeFailedError(member);
   }
 
   // `outcome` is borrowed for this call: a wrapper keeps its own copy.
@@ -1107,6 +1193,7 @@
       throw new TypeErrorCtor("Illegal constructor");
     }
     if (!bridge) throw new TypeErrorCtor(`Failed to construct '${name}': the WebNN runtime is not ready`);
+    if (fatalError !== null) throw runtimeFailedError(`Failed to construct '${name}'`);
     const result = bridge.construct(name, argumentsForPython(arraySlice(args), null));
     if (result.type === FAILURE_TYPE) unpack(result, realm);   // throws
     weakMapSet(brands, target, { type: result.type, proxy: result, realm });
@@ -1294,7 +1381,7 @@
       } catch (error) {
         return promiseReject(error);
       }
-      return toPromise(awaitable, realm);
+      return toPromise(awaitable, realm, attribute === "lost");
     });
   }
 
@@ -1308,6 +1395,7 @@
       if (kind.promise) return promiseReject(error);
       throw error;
     }
+    if (fatalError !== null) return runtimeFailedOutcome(member, kind);
     const realm = weakMapGet(brands, self).realm;
     const outcome = call(impl, kind, realm);
     return kind.promise ? outcome : outward(unpack(outcome, realm));   // a promise: made by `call`
@@ -1318,6 +1406,7 @@
   function createContextFor(mlEntry, args) {
     const home = mlEntry.realm;
     if (home.detached) return promiseReject(notFullyActive("createContext"));
+    if (fatalError !== null) return promiseReject(noContextError());
     const decided = new PromiseCtor((resolve) => apply(home.allowed, undefined, [resolve]));
     // A frame's realm reports its own policy through connect(), which page script of this
     // document can call too (with an `allowed` that always says yes): so another realm is
@@ -1339,8 +1428,14 @@
 
   function newContext(mlEntry, args) {
     const home = mlEntry.realm;
+    if (fatalError !== null) throw noContextError();
     const outcome = bridge.invoke(mlEntry.proxy, "createContext", argumentsForPython(arraySlice(args), null));
     return toPromise(unpackAwaitable(outcome, home), home);
+  }
+
+  function noContextError() {
+    settleUnsettled();
+    return new DOMExceptionCtor(`createContext: ${runtimeFailure()} (load the page again)`, "NotSupportedError");
   }
 
   function notFullyActive(member) {
@@ -1371,7 +1466,7 @@
 
   function destroyContext(context) {
     const entry = weakMapGet(brands, context);
-    if (!entry || !entry.proxy) return;
+    if (!entry || !entry.proxy || fatalError !== null) return;
     const outcome = bridge.invoke(entry.proxy, "destroy", []);
     if (PyProxy && outcome instanceof PyProxy) outcome.destroy();
   }

@@ -93,3 +93,18 @@ def test_webkit_starts_again_when_its_first_browser_never_answers(monkeypatch):
         page.goto("about:blank")
         assert page.evaluate("6 * 7") == 42
     assert len(starts) == 2 and starts[0] != starts[1]      # a second driver, on its own port
+
+
+def test_webkit_starts_a_new_minibrowser_when_its_session_ends():
+    """WebKitWebDriver ends a session whose page crashed or hung (in a whole-suite run at
+    load ~8 it did, at a page's boot): the next page comes from a new MiniBrowser instead
+    of every later page of the module failing with "invalid session id"."""
+    from browsers import webkit
+
+    with webkit.launch() as browser:
+        ended = browser.session
+        ended.end()     # what the driver does to a crashed page's session
+        with browser.new_page() as page:
+            page.goto("about:blank")
+            assert page.evaluate("6 * 7") == 42
+        assert browser.session is not ended

@@ -24,7 +24,8 @@ def page(browser, models_dir, tmp_path_factory):
         tab.goto(f"{server.url}/loader.html")
         tab.wait_for("window.loaderRun !== undefined")
         yield tab, data_dir
-        assert not tab.errors, tab.errors
+        # With the console's errors beside them: where Pyodide reports a fatal error.
+        assert not tab.errors, (tab.errors, [m.text for m in tab.console if m.level == "error"])
 
 
 def test_real_models_match_litert_in_the_browser(page, models_dir):
