@@ -3,7 +3,7 @@
     .venv/bin/python bench/threads.py [--models NAME ...] [--gemms-only | --skip-gemms]
                                       [--tables gemm conv depthwise] [--rounds N]
                                       [--min-warmup S] [--max-warmup S] [--measure S]
-                                      [--pool SETTINGS ...] [--no-setup]
+                                      [--pool SETTINGS ...] [--trace] [--no-setup]
 
 Part 1, GEMMs: in a cross-origin isolated Chromium page (tests/browser/pages/kernel_pool.html:
 Pyodide and webnn_py without the polyfill), the zoo CNNs' GEMM shapes (1×1 and im2col
@@ -271,14 +271,15 @@ def pool_short(index: int, pools: list[str]) -> str:
     return "pool" if len(pools) == 1 else f"P{index + 1}"
 
 
-def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, pools: list[str]) -> dict:
+def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, pools: list[str],
+                trace: bool = False) -> dict:
     out = {}
     with tempfile.TemporaryDirectory(prefix="webnn-threads-") as tmp:
         directory = Path(tmp)
         print("exporting the models to ONNX ...", file=sys.stderr, flush=True)
         prepared = {name: Prepared(name, directory) for name in names}
         queries = ["threads=1&kernelThreads=0", "threads=2&kernelThreads=0"]
-        queries += [f"threads=1&{settings}" for settings in pools]
+        queries += [f"threads=1&{settings}" + ("&kernelThreadsTrace=1" if trace else "") for settings in pools]
         with zoo_pages(directory, "chromium", "threads.html", queries) as (out["engine"], pages):
             sides = sides_for(pools)
             for name, p in prepared.items():
@@ -289,7 +290,33 @@ def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, poo
                 on_webnn = all(placed_on_webnn(setups[side]["log"]) for side, (_, kind) in sides.items()
                                if kind == "webnn")
                 out[name] = {**r, "on_webnn": on_webnn, "threads": setups["ORT-wasm 2T"]["threads"]}
+                if trace:   # every call of the warm-up and the timed runs, per pooled page
+                    out[name]["trace"] = [pages[2 + i].evaluate("self.webnnKernelPoolTrace?.() ?? null")
+                                          for i in range(len(pools))]
     return out
+
+
+def report_trace(models: dict, names: list[str], pools: list[str]) -> None:
+    """Per model and pool page: each shape the pool saw, how many calls chooseWay sent to the pool
+    and to one thread, their medians and the shape's share of the time; the wake-up figures."""
+    for name in names:
+        for i, trace in enumerate(models[name].get("trace") or []):
+            if not trace:
+                continue
+            rows, total = [], sum(sum(s["pool"]) + sum(s["one"]) for s in trace["shapes"])
+            for s in sorted(trace["shapes"], key=lambda s: -(sum(s["pool"]) + sum(s["one"]))):
+                pool, one = (median_ms(s[w]) if s[w] else None for w in ("pool", "one"))
+                rows.append((s["key"], str(len(s["pool"])), str(len(s["one"])), f"{pool:.3f}" if pool else "-",
+                             f"{one:.3f}" if one else "-", f"{pool / one:.2f}×" if pool and one else "-",
+                             f"{100 * (sum(s['pool']) + sum(s['one'])) / total:.1f} %"))
+            st = trace["stats"]
+            print(f"\n{name}, {pool_side(i, pools)}: the pool's shapes (every call since the model's setup)")
+            print_table(("shape", "pooled", "one thread", "pooled ms", "1T ms", "pooled/1T", "share"), rows)
+            print(f"pooled calls {st['calls']:.0f}, one thread {st['oneThread']:.0f} (declined {st['declined']:.0f}); "
+                  f"wake-ups {st['wakeUps']:.0f}, notify {st['wakeMs'] / max(st['wakeUps'], 1):.3f} ms each; "
+                  f"worker start {st['startMs'] / max(st['workerCalls'], 1):.3f} ms a call "
+                  f"({st['workerCalls']:.0f} calls); tiles {st['tiles']:.0f}, by workers {st['workerTiles']:.0f}, "
+                  f"stolen {st['stolen']:.0f}, late {st['late']:.0f}")
 
 
 def report_models(models: dict, names: list[str], pools: list[str]) -> bool:
@@ -331,6 +358,8 @@ def main(argv=None) -> int:
     parser.add_argument("--pool", nargs="+", default=[""], metavar="SETTINGS",
                         help="one pool page per value, a query string of webnnPolyfillConfig options "
                              "(e.g. kernelThreadsLingerMs=2; default: one page, \"\": the defaults)")
+    parser.add_argument("--trace", action="store_true",
+                        help="per model and pool page: every shape's pooled and one-thread calls (chooseWay's picks)")
     parser.add_argument("--no-setup", action="store_true", help="do not rebuild build/pyodide's wheel first")
     args = parser.parse_args(argv)
     prepare_browser_runtime(parser, "ort.all.min.mjs", rebuild=not args.no_setup)
@@ -341,7 +370,7 @@ def main(argv=None) -> int:
         load.append(os.getloadavg()[0])
     if not args.gemms_only:
         warm = {"minMs": args.min_warmup * 1000, "maxMs": args.max_warmup * 1000, "windowMs": 1000, "drop": DROP}
-        models = model_bench(args.models, warm, args.measure, args.min_runs, args.pool)
+        models = model_bench(args.models, warm, args.measure, args.min_runs, args.pool, args.trace)
         load.append(os.getloadavg()[0])
     print(f"machine: {os.cpu_count()} CPUs, 1-minute load average " + " → ".join(f"{v:.1f}" for v in load))
     ok = True
@@ -355,6 +384,7 @@ def main(argv=None) -> int:
                   f"P{i + 1} {v or 'defaults'}" for i, v in enumerate(args.pool)) if len(args.pool) > 1 else "")
               + "); medians of session.run() in ms")
         ok = report_models(models, args.models, args.pool)
+        report_trace(models, args.models, args.pool)
     print("\nratios: latency / latency (below 1: the first is faster).")
     return 0 if ok else 1
 

@@ -133,8 +133,10 @@ function workerMain() {
 
 // The page's side. sharedModule: kernels_shared.wasm compiled; heap: Pyodide's
 // WebAssembly.Memory; mainKernels: kernels.wasm's exports on it; workerCount: how many;
-// lingerMs: how long an idle worker polls before it sleeps.
-function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, lingerMs) {
+// lingerMs: how long an idle worker polls before it sleeps; trace: keep every call's time per
+// shape for bench/threads.py (the page's webnnKernelPoolTrace(), which returns them and starts
+// afresh; only in a page that asked for it with kernelThreadsTrace).
+function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, lingerMs, trace) {
   const constants = { STATE, WAKE, ARGS, READY, BUSY, SLEEPING, LINGER, DONE, CLAIMED_AT, WORKED, WORKED_MACS, TILE_BITS, CLOSED,
                       ARG_KIND, KIND_GEMM, KIND_DEPTHWISE, DW, CONV };
   const pageSize = 65536;
@@ -194,6 +196,14 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // job.measured).
   const DEPTHWISE_COPY_MACS = 1.5;
   let mode = "choose";
+  const traced = new Map();   // key -> {pool, one: every call's ms since the last trace read}
+  if (trace) {
+    Object.defineProperty(globalThis, "webnnKernelPoolTrace", { configurable: true, value: () => {
+      const shapes = [...traced].map(([key, t]) => ({ key, pool: t.pool, one: t.one }));
+      traced.clear();
+      return { shapes, stats: { ...stats } };
+    } });
+  }
 
   function ensure(bytes) {
     if (bytes > memory.buffer.byteLength) {
@@ -457,8 +467,9 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
       inPlace(0, job.rows);
       stats.oneThread++;
     }
-    const recent = pooled ? timing.pool : timing.one;
-    recent.push(performance.now() - started);
+    const recent = pooled ? timing.pool : timing.one, took = performance.now() - started;
+    recent.push(took);
+    if (trace) (traced.get(key) || traced.set(key, { pool: [], one: [] }).get(key))[pooled ? "pool" : "one"].push(took);
     if (recent.length > RECENT) recent.shift();
     return true;
   }

@@ -280,7 +280,8 @@ def _start(main_exports, heap_memory, workers: int, address) -> KernelPool | Non
         make_pool = run_js(f"(function () {{\n{source}\n}})()")
         module = js.WebAssembly.Module.new(to_js(shared))
         linger = max(float(_page_setting("kernelThreadsLingerMs", LINGER_MS)), 0.0)
-        return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES, linger), address)
+        trace = bool(_page_setting("kernelThreadsTrace", 0))   # bench/threads.py --trace
+        return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES, linger, trace), address)
     except Exception as e:  # noqa: BLE001 - the single-thread kernels serve
         _log.warning("webnn-py: the kernel pool did not start (%s); one thread", e)
         return None
