@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -298,7 +299,8 @@ def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, poo
 
 def report_trace(models: dict, names: list[str], pools: list[str]) -> None:
     """Per model and pool page: each shape the pool saw, how many calls chooseWay sent to the pool
-    and to one thread, their medians and the shape's share of the time; the wake-up figures."""
+    and to one thread, their medians, their fastest calls' ratio (a moment when a core was free)
+    and the shape's share of the time; the wake-up figures."""
     for name in names:
         for i, trace in enumerate(models[name].get("trace") or []):
             if not trace:
@@ -306,17 +308,26 @@ def report_trace(models: dict, names: list[str], pools: list[str]) -> None:
             rows, total = [], sum(sum(s["pool"]) + sum(s["one"]) for s in trace["shapes"])
             for s in sorted(trace["shapes"], key=lambda s: -(sum(s["pool"]) + sum(s["one"]))):
                 pool, one = (median_ms(s[w]) if s[w] else None for w in ("pool", "one"))
+                fastest = min(s["pool"]) / min(s["one"]) if s["pool"] and s["one"] else None
                 rows.append((s["key"], str(len(s["pool"])), str(len(s["one"])), f"{pool:.3f}" if pool else "-",
                              f"{one:.3f}" if one else "-", f"{pool / one:.2f}×" if pool and one else "-",
+                             f"{fastest:.2f}×" if fastest else "-",
                              f"{100 * (sum(s['pool']) + sum(s['one'])) / total:.1f} %"))
             st = trace["stats"]
             print(f"\n{name}, {pool_side(i, pools)}: the pool's shapes (every call since the model's setup)")
-            print_table(("shape", "pooled", "one thread", "pooled ms", "1T ms", "pooled/1T", "share"), rows)
+            print_table(("shape", "pooled", "one thread", "pooled ms", "1T ms", "pooled/1T", "fastest pooled/1T", "share"),
+                        rows)
             print(f"pooled calls {st['calls']:.0f}, one thread {st['oneThread']:.0f} (declined {st['declined']:.0f}); "
                   f"wake-ups {st['wakeUps']:.0f}, notify {st['wakeMs'] / max(st['wakeUps'], 1):.3f} ms each; "
                   f"worker start {st['startMs'] / max(st['workerCalls'], 1):.3f} ms a call "
                   f"({st['workerCalls']:.0f} calls); tiles {st['tiles']:.0f}, by workers {st['workerTiles']:.0f}, "
                   f"stolen {st['stolen']:.0f}, late {st['late']:.0f}")
+            for what, times in (("notify", trace["wakes"]), ("worker start", trace["starts"])):
+                if times:
+                    q = statistics.quantiles(times, n=10) if len(times) > 1 else times * 9
+                    print(f"{what} ms over {len(times)} calls: 10th percentile {q[0]:.3f}, median "
+                          f"{statistics.median(times):.3f}, 90th {q[8]:.3f}, "
+                          f"{100 * sum(t < 0.02 for t in times) / len(times):.0f} % under 0.02 ms")
 
 
 def report_models(models: dict, names: list[str], pools: list[str]) -> bool:

@@ -197,11 +197,15 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   const DEPTHWISE_COPY_MACS = 1.5;
   let mode = "choose";
   const traced = new Map();   // key -> {pool, one: every call's ms since the last trace read}
+  const wakes = [], starts = [], tracedStats = {};   // traced: each wake-up's Atomics.notify ms, each worker's start ms
   if (trace) {
     Object.defineProperty(globalThis, "webnnKernelPoolTrace", { configurable: true, value: () => {
       const shapes = [...traced].map(([key, t]) => ({ key, pool: t.pool, one: t.one }));
+      const since = {};   // the stats since the last read
+      for (const name in stats) since[name] = stats[name] - (tracedStats[name] || 0);
+      Object.assign(tracedStats, stats);
       traced.clear();
-      return { shapes, stats: { ...stats } };
+      return { shapes, stats: since, wakes: wakes.splice(0), starts: starts.splice(0) };
     } });
   }
 
@@ -525,11 +529,13 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     // the per-shape choice then counts against the pool. (Waking them before the copy-in, to
     // overlap it, left a woken worker polling for the call on this core in that case.)
     Atomics.add(control, WAKE, 1);
+    const wokenBefore = stats.wakeUps;
     for (let w = 0; w < workers.length; w++) {
       if (Atomics.load(control, SLEEPING + w)) { Atomics.notify(control, WAKE); stats.wakeUps++; break; }
     }
     const started = performance.now();
     stats.wakeMs += started - opening;
+    if (trace && stats.wakeUps > wokenBefore) wakes.push(started - opening);
     if (mine) inPlace(0, mine);
     const mineTook = performance.now() - started;
     // Then the tiles nobody has taken yet (a worker that is late or asleep loses them).
@@ -580,7 +586,11 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
     stats.tiles += tiles;
     for (let tile = 0; tile < tiles; tile++) stats.stolen += takenHere[tile];
     for (let w = 0; w < workers.length; w++) {
-      if (claimedAt[w] >= openedAt) { stats.workerCalls++; stats.startMs += claimedAt[w] - openedAt; }
+      if (claimedAt[w] >= openedAt) {
+        stats.workerCalls++;
+        stats.startMs += claimedAt[w] - openedAt;
+        if (trace) starts.push(claimedAt[w] - openedAt);
+      }
     }
     return true;
   }
