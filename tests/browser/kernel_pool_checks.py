@@ -265,3 +265,37 @@ async def checks():
     result["stats"] = threads.pool.stats()
     result["kept"] = len(threads.pool._kept)
     return result
+
+
+async def linger_checks():
+    """In a page with a long kernelThreadsLingerMs (10 s): a worker that finished a call polls for
+    the next one instead of sleeping, so pooled calls after the first wake nobody, whatever kind
+    of call came before (a depthwise call's arguments once overwrote the linger with ~0).
+    Returns [(kind, wake-ups)] per pooled call."""
+    kernels = K.available()
+    threads = kernels.threads
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2048, 256), dtype=np.float32)
+    b = rng.standard_normal((256, 256), dtype=np.float32)
+    packed = kernels.pack_b(b)
+    x = rng.standard_normal((1, 56, 56, 144), dtype=np.float32)
+    filter_hwc = rng.standard_normal((3, 3, 144), dtype=np.float32)
+    for _ in range(100):   # the workers start in the background
+        kernels.gemm(a, b, packed_b=packed)
+        if threads.pool is not None and threads.pool.stats()["calls"]:
+            break
+        await asyncio.sleep(0.1)
+    threads.pool.set_mode("pool")
+    calls = {"gemm": lambda: kernels.gemm(a, b, packed_b=packed),
+             "depthwise": lambda: kernels.depthwise_nhwc(x, filter_hwc, None, (56, 56), (1, 1), (1, 1), (1, 1))}
+    wakes = []
+    try:
+        for kind in ("gemm", "depthwise", "gemm", "depthwise", "gemm"):
+            threads.pool.idle(2.0)
+            before = threads.pool.stats()
+            calls[kind]()
+            after = threads.pool.stats()
+            wakes.append((kind, after["calls"] - before["calls"], after["wakeUps"] - before["wakeUps"]))
+    finally:
+        threads.pool.close()
+    return wakes

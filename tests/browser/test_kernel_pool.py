@@ -23,13 +23,13 @@ CHECKS = (Path(__file__).parent / "kernel_pool_checks.py").read_text()
 ISOLATION = {"Cross-Origin-Opener-Policy": "same-origin", "Cross-Origin-Embedder-Policy": "require-corp"}
 
 
-def run_checks(query: str = "", isolated: bool = True, engine: str = "chromium"):
+def run_checks(query: str = "", isolated: bool = True, engine: str = "chromium", entry: str = "checks"):
     with PolyfillServer(root=PAGES, headers=ISOLATION if isolated else None) as server, \
             browsers.launch(engine) as browser, browser.new_page() as page:
         page.goto(f"{server.url}/kernel_pool.html{query}")
         facts = page.evaluate("window.booted", timeout=300)
         assert "error" not in facts, facts
-        result = page.evaluate(f"window.runPython({json.dumps(CHECKS + chr(10) + 'await checks()')})", timeout=600)
+        result = page.evaluate(f"window.runPython({json.dumps(CHECKS + chr(10) + f'await {entry}()')})", timeout=600)
         return facts, result, page.evaluate("window.workersCreated")
 
 
@@ -104,6 +104,18 @@ def test_dead_constants_are_released(isolated):
     # 40 short-lived Bs: their arena blocks were released as they died (a few may still be
     # waiting for the next call, none piles up).
     assert result["kept"] < 10, result
+
+
+def test_lingering_workers_need_no_wake_up_after_any_kind_of_call(pyodide_runtime):
+    """kernelThreadsLingerMs: a worker polls that long after a call, whatever the call's kind
+    (a depthwise or convolution call's arguments must not overwrite the setting)."""
+    require("chromium")
+    facts, wakes, _ = run_checks("?linger=10000", entry="linger_checks")
+    if facts["cores"] < 2:
+        pytest.skip("one core: the pool never starts")
+    assert [kind for kind, _, _ in wakes] == ["gemm", "depthwise", "gemm", "depthwise", "gemm"]
+    assert all(pooled == 1 for _, pooled, _ in wakes), wakes        # every call went through the pool
+    assert all(woken == 0 for _, _, woken in wakes), wakes         # to a worker still polling
 
 
 def test_no_worker_when_turned_off(pyodide_runtime):

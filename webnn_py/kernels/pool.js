@@ -18,7 +18,9 @@ const CLAIMED_AT = 4096;  // Float64 CLAIMED_AT + w: when (ms since the epoch) w
 const WORKED = 4112;      // Float64 WORKED + w: ms worker w has spent in sgemm (stats)
 const WORKED_MACS = 4128; // Float64 WORKED_MACS + w: the multiply-adds of those calls
 const MAX_WORKERS = 16;
-const LINGER = 20;        // how long (ms, float32) a worker polls for the next call before it sleeps
+const LINGER = 48;        // how long (ms, float32) a worker polls for the next call before it sleeps
+                          // (after READY's words: ARGS' slots reach word 31; at 20 until 2026-11-26,
+                          // a depthwise or convolution call's arguments overwrote it with ~0)
 const TILE_BITS = 12;
 const CLOSED = (1 << TILE_BITS) - 1;
 const MAX_TILES = CLOSED - 1;
