@@ -21,7 +21,9 @@ compares two pages, the first with workers that poll 0.3 ms before they sleep; t
 is then printed once per value). The sides are checked
 against onnxruntime native, warmed up alone until their medians settle, then timed in
 alternation as bench/zoo.py does. Medians, the ratios and the load
-average are printed. The machine's other work shares its cores: ratios measured side by side
+average are printed. --trace adds, per model and pool page, every shape the pool saw (how many
+calls the per-shape choice pooled or kept on one thread, their medians, their fastest calls'
+ratio) and the percentiles of the wake-ups' Atomics.notify and the workers' start. The machine's other work shares its cores: ratios measured side by side
 are what count.
 """
 from __future__ import annotations
