@@ -36,7 +36,7 @@
   // this script could have replaced them already: nothing in a realm can defend against
   // that.) No spread, for-of or array destructuring after load either: they call the
   // page-replaceable Array.prototype[Symbol.iterator].
-  const { apply, construct, defineProperty, getOwnPropertyDescriptor, getPrototypeOf, setPrototypeOf, ownKeys } = Reflect;
+  const { apply, construct, defineProperty, deleteProperty, getOwnPropertyDescriptor, getPrototypeOf, setPrototypeOf, ownKeys } = Reflect;
   const reflectGet = Reflect.get;
   // uncurry(f)(self, ...args) is f.call(self, ...args) through the original `call`, bound
   // once: no rest array and no Reflect.apply per call (the shim's hot paths use these).
@@ -631,6 +631,14 @@
   // comparison of them all when nothing was replaced. Not swapped: what WebIDL conversions call
   // observably in native implementations too (@@iterator and iterators' next, valueOf,
   // toString, @@toPrimitive), so page code the conversions run sees its own versions.
+  // A property's descriptor that inherits nothing: page script may give Object.prototype a
+  // "get" or "value" of its own, which a descriptor handed to defineProperty would inherit.
+  function descriptorOf(owner, key) {
+    const descriptor = getOwnPropertyDescriptor(owner, key);
+    if (descriptor !== undefined) setPrototypeOf(descriptor, null);
+    return descriptor;
+  }
+
   const PRISTINE = [];   // [owner, key, original descriptor]
   (function capturePristine() {
     const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
@@ -685,7 +693,7 @@
     for (let i = 0; i < owners.length; i++) {
       const owner = owners[i][0], keys = owners[i][1];
       for (let j = 0; j < keys.length; j++) {
-        const descriptor = getOwnPropertyDescriptor(owner, keys[j]);
+        const descriptor = descriptorOf(owner, keys[j]);
         if (descriptor && descriptor.configurable) arrayPush(PRISTINE, [owner, keys[j], descriptor]);
       }
     }
@@ -719,10 +727,54 @@
     }
   })();
 
+  // Properties page script adds to Array.prototype or Object.prototype reach more than a
+  // replaced built-in does: a setter at "0" is handed each element Pyodide's glue pushes
+  // into an array it makes (the arguments of every call from Python into JavaScript, PyProxies
+  // of the runtime's objects among them), a setter on Object.prototype each value it sets
+  // under that key on an object it makes. While Python runs they are taken off, as replaced
+  // built-ins are put back; the keys these prototypes had at load are theirs.
+  const INHERITED = [[Array.prototype, ownKeys(Array.prototype)], [Object.prototype, ownKeys(Object.prototype)]];
+  function prototypesAsLoaded() {
+    for (let i = 0; i < INHERITED.length; i++) {
+      const keys = INHERITED[i][1], now = ownKeys(INHERITED[i][0]);
+      if (now.length !== keys.length) return false;
+      for (let j = 0; j < keys.length; j++) if (now[j] !== keys[j]) return false;
+    }
+    return true;
+  }
+
+  // Takes the page's additions off (see INHERITED); what to put back, or null. One the page
+  // made unconfigurable cannot come off: the call is refused rather than made beside it.
+  function takeOffAdditions() {
+    let added = null;
+    for (let i = 0; i < INHERITED.length; i++) {
+      const owner = INHERITED[i][0], keys = INHERITED[i][1], now = ownKeys(owner);
+      for (let j = 0; j < now.length; j++) {
+        if (arrayIncludes(keys, now[j])) continue;
+        const descriptor = descriptorOf(owner, now[j]);
+        if (!descriptor.configurable || !deleteProperty(owner, now[j])) {
+          putBack(added);
+          const name = typeof now[j] === "symbol" ? "a symbol-keyed property" : `"${now[j]}"`;
+          throw new TypeErrorCtor(`webnn-py: page script made ${name} of a built-in prototype unconfigurable; ` +
+                                  "the API cannot run beside it");
+        }
+        // defineElement, not push: a setter of the page's may still be on Array.prototype.
+        if (!added) added = [];
+        defineElement(added, added.length, [owner, now[j], descriptor]);
+      }
+    }
+    return added;
+  }
+
+  function putBack(added) {
+    if (!added) return;
+    for (let i = added.length - 1; i >= 0; i--) defineProperty(added[i][0], added[i][1], added[i][2]);
+  }
+
   let guardDepth = 0;
   function guarded(operation, a, b, c, d) {
     if (guardDepth > 0) return operation(a, b, c, d);
-    if (unchangedSinceLoad()) {
+    if (unchangedSinceLoad() && prototypesAsLoaded()) {
       guardDepth++;
       try {
         return operation(a, b, c, d);
@@ -730,28 +782,37 @@
         guardDepth--;
       }
     }
+    // The page's additions come off first, so that what follows inherits none of them.
+    const added = takeOffAdditions();
     let swapped = null;
-    for (let i = 0; i < PRISTINE.length; i++) {
-      const entry = PRISTINE[i], owner = entry[0], key = entry[1], original = entry[2];
-      if (original.get === undefined ? owner[key] === original.value
-                                     : (getOwnPropertyDescriptor(owner, key) || {}).get === original.get) continue;
-      const now = getOwnPropertyDescriptor(owner, key);
-      if (!defineProperty(owner, key, original)) continue;   // made unconfigurable: nothing to do
-      if (!swapped) swapped = [];
-      arrayPush(swapped, [owner, key, now]);
-    }
-    guardDepth++;
     try {
-      return operation(a, b, c, d);
-    } finally {
-      guardDepth--;
-      if (swapped) {
-        for (let i = swapped.length - 1; i >= 0; i--) {
-          const owner = swapped[i][0], key = swapped[i][1], pageVersion = swapped[i][2];
-          if (pageVersion) defineProperty(owner, key, pageVersion);
-          else delete owner[key];
-        }
+      for (let i = 0; i < PRISTINE.length; i++) {
+        const entry = PRISTINE[i], owner = entry[0], key = entry[1], original = entry[2];
+        if (original.get === undefined ? owner[key] === original.value
+                                       : (getOwnPropertyDescriptor(owner, key) || {}).get === original.get) continue;
+        const now = descriptorOf(owner, key);
+        if (!defineProperty(owner, key, original)) continue;   // made unconfigurable: nothing to do
+        if (!swapped) swapped = [];
+        arrayPush(swapped, [owner, key, now]);
       }
+      guardDepth++;
+      try {
+        return operation(a, b, c, d);
+      } finally {
+        guardDepth--;
+      }
+    } finally {
+      restorePageVersions(swapped);
+      putBack(added);
+    }
+  }
+
+  function restorePageVersions(swapped) {
+    if (!swapped) return;
+    for (let i = swapped.length - 1; i >= 0; i--) {
+      const owner = swapped[i][0], key = swapped[i][1], pageVersion = swapped[i][2];
+      if (pageVersion) defineProperty(owner, key, pageVersion);
+      else delete owner[key];
     }
   }
 

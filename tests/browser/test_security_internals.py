@@ -110,3 +110,66 @@ def test_a_removed_frames_contexts_are_lost(browser):
     assert facts["createContextAfter"] == "InvalidStateError"
     assert facts["parentStillComputes"] == [5, 7]           # the shared runtime keeps running
     assert facts["frameLoadedPyodide"] == "undefined"       # it was the parent's runtime
+
+
+PROTOTYPE_SETTERS = """(async () => {
+  const context = await navigator.ml.createContext();
+  const b = new MLGraphBuilder(context);
+  const x = b.input("x", {dataType: "float32", shape: [3, 1, 2]});
+  const w = b.constant({dataType: "float32", shape: [1, 6, 2]}, new Float32Array(12).fill(0.1));
+  const r = b.constant({dataType: "float32", shape: [1, 6, 2]}, new Float32Array(12).fill(0.2));
+  const gru = await b.build({h: b.gru(x, w, r, 3, 2)[0]});
+  const tx = await context.createTensor({dataType: "float32", shape: [3, 1, 2], writable: true});
+  const th = await context.createTensor({dataType: "float32", shape: [1, 1, 2], readable: true});
+  const run = async () => {
+    context.writeTensor(tx, new Float32Array([1, -2, 3, 4, -5, 6]));
+    context.dispatch(gru, {x: tx}, {h: th});
+    return Array.from(new Float32Array(await context.readTensor(th)));
+  };
+  const before = await run();
+  // Setters the page adds after the polyfill loaded: array indices, and keys Pyodide's glue
+  // and the shim set on objects they make. Each records what it is handed.
+  const seen = Object.create(null);
+  let count = 0;
+  const keys = "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 type message name dataType shape".split(" ");
+  const own = (target, key, value) => Object.defineProperty(target, key, {value, writable: true, enumerable: true, configurable: true});
+  for (const key of keys) {
+    for (const proto of [Array.prototype, Object.prototype]) {
+      if (proto === Array.prototype && !/^[0-9]/.test(key)) continue;
+      Object.defineProperty(proto, key, {configurable: true, set(value) {
+        seen[count++] = typeof value === "number" ? "a number" : `${typeof value}`;
+        own(this, key, value);
+      }});
+    }
+  }
+  let outcome;
+  try {
+    const after = await run();
+    const builder = new MLGraphBuilder(context);
+    const relu = await builder.build({y: builder.relu(builder.input("q", {dataType: "float32", shape: [2]}))});
+    const other = await navigator.ml.createContext();
+    const tq = await context.createTensor({dataType: "float32", shape: [2], writable: true});
+    const ty = await context.createTensor({dataType: "float32", shape: [2], readable: true});
+    context.writeTensor(tq, new Float32Array([-1.5, 2.5]));
+    context.dispatch(relu, {q: tq}, {y: ty});
+    outcome = {after, relu: Array.from(new Float32Array(await context.readTensor(ty))),
+               other: other instanceof MLContext, shape: relu === null ? null : th.shape};
+  } catch (e) {
+    outcome = {error: `${e.name}: ${e.message}`};
+  } finally {
+    for (const key of keys) { delete Array.prototype[key]; delete Object.prototype[key]; }
+  }
+  return {before, outcome, seen: Object.values(seen)};
+})()"""
+
+
+def test_prototype_setters_added_by_the_page_see_nothing_of_the_runtime(internals):
+    """A setter the page puts on Array.prototype or Object.prototype after load is handed
+    nothing while the API runs: before the fix, the index setters were handed PyProxies of
+    MLContext and MLGraph, the task poster's bound method and a recurrent runner's wasm
+    export, from the arrays Pyodide's glue builds with push()."""
+    page, _ = internals
+    facts = page.evaluate(PROTOTYPE_SETTERS)
+    assert facts["seen"] == [], facts["seen"][:20]
+    assert facts["outcome"] == {"after": facts["before"], "relu": [0, 2.5], "other": True, "shape": [1, 1, 2]}, facts
+    assert page.errors == []
