@@ -173,3 +173,41 @@ def test_prototype_setters_added_by_the_page_see_nothing_of_the_runtime(internal
     assert facts["seen"] == [], facts["seen"][:20]
     assert facts["outcome"] == {"after": facts["before"], "relu": [0, 2.5], "other": True, "shape": [1, 1, 2]}, facts
     assert page.errors == []
+
+
+UNCONFIGURABLE_ADDITION = """(async () => {
+  const context = await navigator.ml.createContext();
+  const builder = new MLGraphBuilder(context);
+  // A configurable setter the shim takes off for the call, then one it cannot.
+  const handed = [];
+  Object.defineProperty(Array.prototype, "3", {configurable: true, set(v) { handed[handed.length] = typeof v; }});
+  Object.defineProperty(Array.prototype, "7", {configurable: false, set(v) { handed[handed.length] = typeof v; }});
+  let refused;
+  try {
+    builder.input("x", {dataType: "float32", shape: [2]});
+    refused = null;
+  } catch (e) {
+    refused = {name: e.name, message: e.message};
+  }
+  return {refused, handed: handed.length, kept: ["3", "7"].map((k) => {
+    const d = Object.getOwnPropertyDescriptor(Array.prototype, k);
+    return d === undefined ? null : {setter: typeof d.set, configurable: d.configurable};
+  })};
+})()"""
+
+
+def test_an_unconfigurable_addition_refuses_the_call_and_leaves_the_rest_as_it_was(browser):
+    """An addition the page made unconfigurable cannot be taken off for the call: the call
+    throws a TypeError naming it instead of running beside it, and the additions already
+    taken off are back. A page of its own: such a property stays for the page's lifetime."""
+    from webnn_py.serve import PolyfillServer
+
+    with PolyfillServer(root=PAGES) as server, browser.new_page() as page:
+        page.goto(f"{server.url}/security_internals.html")
+        page.evaluate("window.securityReady")
+        facts = page.evaluate(UNCONFIGURABLE_ADDITION)
+    assert facts["refused"]["name"] == "TypeError", facts
+    assert '"7"' in facts["refused"]["message"] and "unconfigurable" in facts["refused"]["message"], facts
+    assert facts["handed"] == 0, facts
+    assert facts["kept"] == [{"setter": "function", "configurable": True},
+                             {"setter": "function", "configurable": False}], facts
