@@ -532,7 +532,9 @@ _CHAIN_ARGUMENTS = 20        # the most arguments of a chained export (lstm_sequ
 def _js_chain():
     """The JS function making Kernels.chain's call from [[export, arguments], ...]. It runs
     beside page script: no spread, apply or Array method (which a page can replace), only
-    indexing of the dense arrays made here; a wasm export ignores arguments past its own."""
+    indexing of the dense arrays made here; a wasm export ignores arguments past its own. Its
+    array writes (and to_js's pushes) are made while the shim has taken page-added setters off
+    Array.prototype (webnn-polyfill.js, guarded), so no export passes through page code."""
     global _JS_CHAIN
     if _JS_CHAIN is None:
         from pyodide.code import run_js  # type: ignore[import-not-found]
