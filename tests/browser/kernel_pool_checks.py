@@ -262,6 +262,15 @@ async def checks():
             result["released_wrong"] = i
             break
         del b_i, packed_i
+    # autoLinger (no kernelThreadsLingerMs in this page): one shape's one-thread times, then
+    # enough pooled calls of it to compare.
+    threads.pool.set_mode("one")
+    for _ in range(5):
+        kernels.gemm(a, b, packed_b=packed)
+    threads.pool.set_mode("pool")
+    for _ in range(20):
+        kernels.gemm(a, b, packed_b=packed)
+    threads.pool.set_mode("choose")
     result["stats"] = threads.pool.stats()
     result["kept"] = len(threads.pool._kept)
     return result

@@ -118,11 +118,11 @@ function workerMain() {
         Atomics.store(done, DONE + tile, state >>> TILE_BITS);
       }
       Atomics.store(control, BUSY + index, 0);
-      // Poll for the next call for the linger time (default 0, pool.py LINGER_MS), then sleep:
-      // a polling worker needs no wake-up, but it takes CPU time from the page's other steps
-      // and from everything else on a busy machine (bench/threads.py: polling between the GEMMs
-      // of a dispatch made them slower at load 2-3), while waking from Atomics.wait takes
-      // ~0.005-0.02 ms when a core is free.
+      // Poll for the next call for the linger time (the page sets it: makePool's lingerMs, or
+      // while pooled calls win, AUTO_LINGER_MS), then sleep: a polling worker needs no
+      // wake-up, but it takes CPU time from the page's other steps and from everything else on
+      // a busy machine (bench/threads.py: polling between the GEMMs of a dispatch made them
+      // slower at load 2-3), while waking from Atomics.wait takes ~0.02 ms a call when a core is free.
       const until = performance.now() + controlF32[LINGER];
       while (Atomics.load(control, WAKE) === seen && performance.now() < until) { /* poll */ }
       // Asleep only if no call came meanwhile: the page bumps WAKE, then notifies the workers
@@ -141,7 +141,8 @@ function workerMain() {
 
 // The page's side. sharedModule: kernels_shared.wasm compiled; heap: Pyodide's
 // WebAssembly.Memory; mainKernels: kernels.wasm's exports on it; workerCount: how many;
-// lingerMs: how long an idle worker polls before it sleeps; trace: keep every call's time per
+// lingerMs: how long an idle worker polls before it sleeps (< 0: AUTO_LINGER_MS while pooled
+// calls win, else 0: autoLinger); trace: keep every call's time per
 // shape for bench/threads.py (the page's webnnKernelPoolTrace(), which returns them and starts
 // afresh; only in a page that asked for it with kernelThreadsTrace).
 function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, lingerMs, trace) {
@@ -153,7 +154,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   const control = new Int32Array(memory.buffer, 0, DONE + MAX_TILES + 1);
   const controlF32 = new Float32Array(memory.buffer, 0, DONE);
   Atomics.store(control, STATE, CLOSED);
-  controlF32[LINGER] = lingerMs;
+  controlF32[LINGER] = Math.max(lingerMs, 0);
   const script = `(${workerMain.toString().replace("const CONSTANTS = null;",
                                                     `const CONSTANTS = ${JSON.stringify(constants)};`)})();`;
   const url = URL.createObjectURL(new Blob([script], { type: "text/javascript" }));
@@ -204,6 +205,11 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // job.measured).
   const DEPTHWISE_COPY_MACS = 1.5;
   let mode = "choose";
+  // chooseWay's and autoLinger's (declared here: the functions below come after the return).
+  const CLEAR_LEAD = 0.8;
+  const AUTO_LINGER_MS = 0.5;
+  const gains = [];   // the last GAINS pooled calls' times against their shape's median one-thread time
+  const GAINS = 16;
   const traced = new Map();   // key -> {pool, one: every call's ms since the last trace read}
   const wakes = [], starts = [], tracedStats = {};   // traced: each wake-up's Atomics.notify ms, each worker's start ms
   if (trace) {
@@ -267,11 +273,13 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
 
   return {
     workers: workers.length,
-    // What the calls did (stats), with the workers' time in sgemm and its multiply-adds.
+    // What the calls did (stats), with the workers' time in sgemm and its multiply-adds, the
+    // workers' linger now and autoLinger's gain (null until GAINS pooled calls were compared).
     statistics() {
       let workerMs = 0, workerMacs = 0;
       for (let w = 0; w < workers.length; w++) { workerMs += worked[w]; workerMacs += workedMacs[w]; }
-      return { ...stats, workerMs, workerMacs };
+      return { ...stats, workerMs, workerMacs, lingerMs: controlF32[LINGER],
+               poolGain: gains.length === GAINS ? median(gains) : null };
     },
     // A constant B (its packed strips, packPtr/packFloats in Pyodide's memory, and its last
     // n % 8 columns, which the packed kernel reads from B itself: remPtr rows of `rem`
@@ -437,12 +445,31 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // busy machine a pooled call can cost more than it saves (a worker the scheduler does not run
   // loses its tiles to this thread after the copies were made). Medians, not averages: one
   // call that met a page fault, the arena's growth or a descheduled thread does not decide.
+  // A way ahead by more than CLEAR_LEAD is tried against only every 32nd call: on a quiet
+  // machine most pooled shapes take 0.55-0.75x one thread, and every 8th call on one thread
+  // cost them a quarter of their calls (with the first six and the flips; bench/threads.py
+  // --trace, load 0.9-1.3).
   function chooseWay(timing) {
     if (mode !== "choose") return mode === "pool";
     const call = timing.calls++;
     if (call < 6) return call % 2 === 0;
-    const poolIsFaster = median(timing.pool) < median(timing.one);
-    return call % 8 === 0 ? !poolIsFaster : poolIsFaster;
+    const pool = median(timing.pool), one = median(timing.one);
+    const poolIsFaster = pool < one;
+    const every = Math.min(pool, one) < CLEAR_LEAD * Math.max(pool, one) ? 32 : 8;
+    return call % every === 0 ? !poolIsFaster : poolIsFaster;
+  }
+
+  // The workers' linger with lingerMs < 0: AUTO_LINGER_MS while the median of the last GAINS
+  // pooled calls took under CLEAR_LEAD of their shapes' one-thread time (a second core is
+  // free: then a worker polling between the calls of a dispatch saves each call its wake-up,
+  // ~0.02 ms, and the page's Atomics.notify), else 0 (on a busy machine the polling would take
+  // the core the page's thread needs). On a quiet machine 0.5 ms took mobilenet_v2 and
+  // squeezenet1_1 from 0.88x / 0.82x one thread to 0.80x / 0.75x (bench/threads.py --pool).
+  function autoLinger(took, timing) {
+    if (lingerMs >= 0 || timing.one.length === 0) return;
+    gains.push(took / median(timing.one));
+    if (gains.length > GAINS) gains.shift();
+    controlF32[LINGER] = gains.length === GAINS && median(gains) < CLEAR_LEAD ? AUTO_LINGER_MS : 0;
   }
   function median(times) {
     const sorted = times.slice().sort((a, b) => a - b);
@@ -480,6 +507,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
       stats.oneThread++;
     }
     const recent = pooled ? timing.pool : timing.one, took = performance.now() - started;
+    if (pooled) autoLinger(took, timing);
     recent.push(took);
     if (trace) (traced.get(key) || traced.set(key, { pool: [], one: [] }).get(key))[pooled ? "pool" : "one"].push(took);
     if (recent.length > RECENT) recent.shift();

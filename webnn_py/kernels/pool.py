@@ -55,11 +55,11 @@ MAX_DEPTHWISE_COPIES = 0.5
 MAX_COLUMNS = 16384
 MAX_WORKERS = 3
 # How long an idle worker polls for the next GEMM before it sleeps (webnnPolyfillConfig.
-# kernelThreadsLingerMs). Waking a sleeping worker can cost the page's thread its core for a
-# while (the scheduler runs the woken thread there), but a polling worker takes CPU time from
-# the page's other steps: on this busy machine 2 ms made the zoo CNNs 1.1-1.5x slower than one
-# thread, 0 ms 0.5-0.9x (bench/threads.py --linger 0 2).
-LINGER_MS = 0.0
+# kernelThreadsLingerMs; by default, -1, pool.js decides: autoLinger). Waking a sleeping worker
+# can cost the page's thread its core for a while (the scheduler runs the woken thread there),
+# but a polling worker takes CPU time from the page's other steps: on this busy machine 2 ms
+# made the zoo CNNs 1.1-1.5x slower than one thread, 0 ms 0.5-0.9x (bench/threads.py --pool).
+LINGER_MS = -1.0
 # The arena's largest size (kernels_shared.wasm declares the same maximum).
 MAX_BYTES = 1 << 30
 
@@ -162,7 +162,9 @@ class KernelPool:
         multiply-adds), its stolen tiles (stolenMs), waiting and copying back (waitMs);
         workerCalls (a worker took part in a call) and startMs (their sum of the time from the
         call's opening to the worker's first tile); workerMs, workerMacs: the workers' time in
-        sgemm and its multiply-adds."""
+        sgemm and its multiply-adds; lingerMs: the workers' linger now; poolGain: the median of
+        the last pooled calls' times against their shapes' one-thread time (pool.js autoLinger),
+        None until there are enough."""
         return self._pool.statistics().to_py()
 
     def close(self) -> None:
@@ -279,7 +281,8 @@ def _start(main_exports, heap_memory, workers: int, address) -> KernelPool | Non
         shared = (resources.files(__package__) / "wasm" / "kernels_shared.wasm").read_bytes()
         make_pool = run_js(f"(function () {{\n{source}\n}})()")
         module = js.WebAssembly.Module.new(to_js(shared))
-        linger = max(float(_page_setting("kernelThreadsLingerMs", LINGER_MS)), 0.0)
+        linger = float(_page_setting("kernelThreadsLingerMs", LINGER_MS))
+        linger = LINGER_MS if linger != linger or linger < 0 else linger     # NaN or < 0: the default
         trace = bool(_page_setting("kernelThreadsTrace", 0))   # bench/threads.py --trace
         return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES, linger, trace), address)
     except Exception as e:  # noqa: BLE001 - the single-thread kernels serve
