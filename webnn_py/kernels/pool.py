@@ -38,9 +38,12 @@ _log = logging.getLogger("webnn_py")
 # of C: the workers' rows of A (k floats) and of C (n floats) are copied, at ~6 multiply-adds'
 # time a float, so a row's copies cost ~6/n + 6/k of its product (bench/threads.py), which
 # pool.js's split takes into account. Narrow GEMMs with many rows (MobileNet's 16-32 channel
-# 1x1 convolutions) can still gain; pool.js's per-shape choice drops those that do not.
+# 1x1 convolutions) can still gain; pool.js's per-shape choice drops those that do not. The
+# 7x7 stages' GEMMs and convolutions (49 rows: 16 a thread, not 64 as until 2026-11-26) took
+# 0.56-0.78x one thread pooled on a quiet machine (mobilenet_v2's 49x1280x320, resnet18's 3x3
+# 512-channel ones: 15 ms of a 73 ms run on one thread before).
 MIN_MACS = 2_000_000
-MIN_ROWS = 64
+MIN_ROWS = 16
 MIN_COLUMNS = 16
 # A batch-1 NHWC depthwise conv2d may go to the pool from this many multiply-adds and output rows
 # per thread, where copying its workers' rows (~stride input rows in and one output row back per
