@@ -208,6 +208,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // chooseWay's and autoLinger's (declared here: the functions below come after the return).
   const CLEAR_LEAD = 0.8;
   const AUTO_LINGER_MS = 0.5;
+  const LINGER_GAIN = 0.95;
   const gains = [];   // the last GAINS pooled calls' times against their shape's median one-thread time
   const GAINS = 16;
   const traced = new Map();   // key -> {pool, one: every call's ms since the last trace read}
@@ -460,16 +461,20 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   }
 
   // The workers' linger with lingerMs < 0: AUTO_LINGER_MS while the median of the last GAINS
-  // pooled calls took under CLEAR_LEAD of their shapes' one-thread time (a second core is
+  // pooled calls took under LINGER_GAIN of their shapes' one-thread time (a second core is
   // free: then a worker polling between the calls of a dispatch saves each call its wake-up,
-  // ~0.02 ms, and the page's Atomics.notify), else 0 (on a busy machine the polling would take
-  // the core the page's thread needs). On a quiet machine 0.5 ms took mobilenet_v2 and
+  // ~0.02-0.05 ms, and the page's Atomics.notify), else 0 (on a busy machine the polling would
+  // take the core the page's thread needs). On a quiet machine 0.5 ms took mobilenet_v2 and
   // squeezenet1_1 from 0.88x / 0.82x one thread to 0.80x / 0.75x (bench/threads.py --pool).
+  // Not CLEAR_LEAD (0.8): small pooled calls that pay a wake-up each (mobilenet_v3_small's,
+  // 0.07-0.14 ms) stay above it without the linger they would gain from (0.95 against 0.8:
+  // mobilenet_v3_small 0.98x / 1.03x one thread, squeezenet1_1 0.74x / 0.82x, load 1.3-1.6;
+  // with two CPU burners, load 3.8, equal).
   function autoLinger(took, timing) {
     if (lingerMs >= 0 || timing.one.length === 0) return;
     gains.push(took / median(timing.one));
     if (gains.length > GAINS) gains.shift();
-    controlF32[LINGER] = gains.length === GAINS && median(gains) < CLEAR_LEAD ? AUTO_LINGER_MS : 0;
+    controlF32[LINGER] = gains.length === GAINS && median(gains) < LINGER_GAIN ? AUTO_LINGER_MS : 0;
   }
   function median(times) {
     const sorted = times.slice().sort((a, b) => a - b);
