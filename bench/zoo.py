@@ -139,6 +139,7 @@ def run_model(pages: list, sides: dict, name: str, p: Prepared, warm: dict, meas
     """One model on every side ({side: (page index, kind)}): set up (outputs compared with
     onnxruntime's), warmed up until each side's median settles, then timed in alternation."""
     dims = {k: list(v.shape) for k, v in p.inputs.items()}
+    seen = [len(page.page.console) for page in pages]
     setups = {side: pages[page].evaluate("(a) => setup(a)", {"kind": kind, "name": name, "dims": dims})
               for side, (page, kind) in sides.items()}
     diffs = {side: compare(s["output"], p.reference, p.rtol, p.atol) for side, s in setups.items()}
@@ -150,6 +151,11 @@ def run_model(pages: list, sides: dict, name: str, p: Prepared, warm: dict, meas
     for page in pages:
         page.evaluate("release()")
     errors = [e for page in pages for e in page.page.errors]
+    # A dispatch that fails leaves its outputs as they were and is only logged (the spec cannot
+    # report it yet), so a side whose runs fail after its checked setup would time as fast:
+    # webnn-py's console errors during the model fail the benchmark as the page's errors do.
+    errors += [m.text for page, n in zip(pages, seen) for m in page.page.console[n:]
+               if m.level == "error" and m.text.startswith("webnn-py:")]
     if errors:
         raise SystemExit(f"page errors: {errors}")
     return {"times": times, "warm": warmed, "diffs": diffs, "setups": setups, "phases": split}
