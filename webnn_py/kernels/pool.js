@@ -204,6 +204,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // The same for depthwise_nhwc's multiply-adds (a first guess, pool.py's; calls then measure it:
   // job.measured).
   const DEPTHWISE_COPY_MACS = 1.5;
+  const MIN_TILE_PIXELS = 32;   // the fewest output pixels in a convolution's tile (conv)
   let mode = "choose";
   // chooseWay's and autoLinger's (declared here: the functions below come after the return).
   const CLEAR_LEAD = 0.8;
@@ -348,7 +349,10 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
       let cAt = 0;
       return runJob(`conv ${h},${w},${c},${kh},${kw},${sh},${sw},${dh},${dw},${pt},${pl},${oh},${ow},${n},${ldc}`,
                     inPlace, {
-        kind: KIND_CONV, rows: oh, align: 1, minTile: 1, rowMacs: ow * n * k,
+        // A tile's GEMM has (tile rows) ow pixel rows: at least MIN_TILE_PIXELS, so that a small
+        // image's tiles are not 7-row products (resnet18's 7x7 stage), mostly kernels.c's
+        // remainder rows.
+        kind: KIND_CONV, rows: oh, align: 1, minTile: Math.ceil(MIN_TILE_PIXELS / ow), rowMacs: ow * n * k,
         // A worker's output row copies ~sh input rows (w c floats; a residual's ow n) in and ow n
         // back, for ow n k multiply-adds (and the patches' ow k floats, which this thread makes
         // for its own rows).
