@@ -157,6 +157,8 @@ CONV_CASES = [
     (30, 29, 32, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1), 77, "residual blocks"),
     (64, 64, 3, 7, 7, (2, 2), (1, 1), (3, 3, 3, 3), 64, "relu6"),
     (24, 20, 24, 3, 3, (1, 1), (2, 2), (2, 2, 2, 2), 40, "strided residual blocks"),
+    # A 7x7 image: tiles of 32 pixels or more (5 of its rows), fewer than one tile's rows left.
+    (7, 7, 128, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), 128, "relu6"),
 ]
 
 

@@ -79,7 +79,7 @@ def test_depthwise_whose_copies_outweigh_the_work_stays_on_one_thread(isolated):
 
 def test_pooled_im2col_convolution_is_bit_identical_to_one_thread_and_close_to_numpy(isolated):
     _, result, _ = isolated
-    assert len(result["conv_cases"]) == 4
+    assert len(result["conv_cases"]) == 5
     for case in result["conv_cases"]:
         assert case["took"] and case["pooled"], case
         assert case["identical"], case
