@@ -444,8 +444,8 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   };
 
   // Whether this call of a shape tries the pool: the first six calls alternate (pool first),
-  // then the way with the lower median of its last RECENT times, except every 8th call, which
-  // tries the other way (a machine whose other work comes and goes changes the answer: a way
+  // then the way with the lower median of its last RECENT times, except every 4th or 32nd call
+  // (below), which tries the other way (a machine whose other work comes and goes changes the answer: a way
   // that lost during a busy moment is tried again soon, and 3 good calls bring it back). On a
   // busy machine a pooled call can cost more than it saves (a worker the scheduler does not run
   // loses its tiles to this thread after the copies were made). Medians, not averages: one
@@ -453,14 +453,17 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // A way ahead by more than CLEAR_LEAD is tried against only every 32nd call: on a quiet
   // machine most pooled shapes take 0.55-0.75x one thread, and every 8th call on one thread
   // cost them a quarter of their calls (with the first six and the flips; bench/threads.py
-  // --trace, load 0.9-1.3).
+  // --trace, load 0.9-1.3). A closer one every 4th: after one noisy median sends a shape to
+  // the other way, three tries of this one bring it back (at every 8th, 24 calls went the
+  // slower way: squeezenet1_1's small GEMMs, pooled at 0.65-0.8x, ran 25-40 % of their calls
+  // on one thread; all its shapes 20.7 % -> 14.5 %, load 1.2-1.4).
   function chooseWay(timing) {
     if (mode !== "choose") return mode === "pool";
     const call = timing.calls++;
     if (call < 6) return call % 2 === 0;
     const pool = median(timing.pool), one = median(timing.one);
     const poolIsFaster = pool < one;
-    const every = Math.min(pool, one) < CLEAR_LEAD * Math.max(pool, one) ? 32 : 8;
+    const every = Math.min(pool, one) < CLEAR_LEAD * Math.max(pool, one) ? 32 : 4;
     return call % every === 0 ? !poolIsFaster : poolIsFaster;
   }
 
