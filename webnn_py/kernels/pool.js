@@ -445,11 +445,11 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
 
   // Whether this call of a shape tries the pool: the first six calls alternate (pool first),
   // then the way with the lower median of its last RECENT times, except every 4th or 32nd call
-  // (below), which tries the other way (a machine whose other work comes and goes changes the answer: a way
-  // that lost during a busy moment is tried again soon, and 3 good calls bring it back). On a
-  // busy machine a pooled call can cost more than it saves (a worker the scheduler does not run
-  // loses its tiles to this thread after the copies were made). Medians, not averages: one
-  // call that met a page fault, the arena's growth or a descheduled thread does not decide.
+  // (below), which tries the other way (a machine whose other work comes and goes changes the
+  // answer: a way that lost during a busy moment is tried again soon, and 3 good calls bring it
+  // back). On a busy machine a pooled call can cost more than it saves (a worker the scheduler
+  // does not run loses its tiles to this thread after the copies were made). Medians, not
+  // averages: one call that met a page fault, the arena's growth or a descheduled thread does not decide.
   // A way ahead by more than CLEAR_LEAD is tried against only every 32nd call: on a quiet
   // machine most pooled shapes take 0.55-0.75x one thread, and every 8th call on one thread
   // cost them a quarter of their calls (with the first six and the flips; bench/threads.py
