@@ -79,6 +79,7 @@
   const arrayBufferResizable = getter(ArrayBuffer.prototype, "resizable");
   const arrayBufferDetached = getter(ArrayBuffer.prototype, "detached");
   const Uint8ArrayCtor = Uint8Array, Uint16ArrayCtor = Uint16Array;
+  const typedArraySet = uncurry(getPrototypeOf(Uint8Array.prototype).set);
   const schedulerObject = typeof scheduler === "object" && scheduler ? scheduler : null;   // eslint-disable-line no-undef
   const schedulerPostTask = schedulerObject && typeof schedulerObject.postTask === "function" ? schedulerObject.postTask : null;
 
@@ -185,6 +186,7 @@
   // wrappers (see "sharing the runtime with same-origin frames" below).
 
   let bridge = null;       // webnn_py.browser.bridge's functions (and its ML), once booted
+  let emscripten = null;   // Pyodide's Emscripten module: its HEAPU8 / HEAPU32, current after a growth
   let bootPromise = null;
   let fatalError = null;   // what made the runtime unusable (failRuntime), or null
 
@@ -251,12 +253,14 @@
     loaded.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask(),
                    config.strictBufferTypes === true, Float16ArrayCtor || Uint16ArrayCtor, wrapperProxyOf);
     PyProxy = pyodide.ffi.PyProxy;
+    emscripten = pyodide._module;
     // The bridge's functions, each looked up once: a PyProxy attribute read is a call
     // into Python (and a new proxy) on every use.
     bridge = { __proto__: null, ml: loaded.ml, construct: loaded.construct, invoke: loaded.invoke,
                invokePromise: loaded.invoke_promise, get: loaded.get, settle: loaded.settle,
                dispatch: loaded.dispatch, writeTensor: loaded.write_tensor,
-               writeTensorBytes: loaded.write_tensor_bytes, readTensor: loaded.read_tensor };
+               writeTensorBytes: loaded.write_tensor_bytes, readTensor: loaded.read_tensor,
+               tensorMemory: loaded.tensor_memory };
     for (let i = 0; i < pendingML.length; i++) pendingML[i].proxy = bridge.ml;
     pendingML.length = 0;
     mark("ready");
@@ -1373,6 +1377,63 @@
              byteLength, name, shared };
   }
 
+  // ---- Tensor memory: writes and reads without a call into Python ----------------------------
+  //
+  // When Python's words in its memory say so (webnn_py/browser/tensor_memory.py: the
+  // context's timeline would run the step in the call, and the tensor is writable or
+  // readable, not destroyed, its [[data]] `byteLength` bytes at `address`), writeTensor()
+  // copies the page's bytes into [[data]] and readTensor() copies them out, here: what
+  // Python's own steps would do in the call, without a crossing (~6-8 us each). Python
+  // decides; this only reads the words, and asks Python in every other case. Each tensor's
+  // record (which words, their serials, the view type taken as it is) is asked for once.
+  const tensorRecords = new WeakMapCtor();   // MLTensor wrapper -> its record, or null
+  const SLOT_FLAGS = 1, SLOT_ADDRESS = 2, SLOT_BYTES = 3;   // words of a slot after its serial
+  const TIMELINE_READY = 1, TENSOR_READABLE = 1, TENSOR_WRITABLE = 2;
+
+  // The tensor's record when `context` may use `access` of it now, else null.
+  function usableRecord(context, tensorWrapper, tensor, access) {
+    let record = weakMapGet(tensorRecords, tensorWrapper);
+    if (record === undefined) {
+      const words = bridge.tensorMemory(context, tensor);
+      record = words === null || words === undefined ? null : {
+        __proto__: null, context, contextWord: words[0], contextSerial: words[1],
+        word: words[2], serial: words[3], viewType: words[4] };
+      weakMapSet(tensorRecords, tensorWrapper, record);
+    }
+    if (record === null || record.context !== context) return null;
+    const words = emscripten.HEAPU32, at = record.word;
+    if (words[record.contextWord] !== record.contextSerial || words[record.contextWord + SLOT_FLAGS] !== TIMELINE_READY
+        || words[at] !== record.serial || (words[at + SLOT_FLAGS] & access) === 0) return null;
+    return record;
+  }
+
+  // writeTensor(tensor, view) done here (true), or not (false: ask Python). The byte length
+  // and view type Python's steps take as they are (MLContext._write_tensor); anything else
+  // is validated there.
+  function writeInPlace(context, tensorWrapper, tensor, view) {
+    const record = usableRecord(context, tensorWrapper, tensor, TENSOR_WRITABLE);
+    if (record === null || (view.name !== "Uint8Array" && view.name !== record.viewType)) return false;
+    const words = emscripten.HEAPU32;
+    if (words[record.word + SLOT_BYTES] !== view.byteLength) return false;
+    typedArraySet(emscripten.HEAPU8, view.bytes, words[record.word + SLOT_ADDRESS]);
+    return true;
+  }
+
+  // readTensor(tensor)'s result, a new ArrayBuffer, or undefined: ask Python.
+  function readInPlace(context, tensorWrapper, tensor) {
+    const record = usableRecord(context, tensorWrapper, tensor, TENSOR_READABLE);
+    if (record === null) return undefined;
+    const words = emscripten.HEAPU32, n = words[record.word + SLOT_BYTES];
+    let out;
+    try {
+      out = new Uint8ArrayCtor(n);
+    } catch (error) {
+      return undefined;      // a RangeError: Python's steps reject with the spec's error
+    }
+    typedArraySet(out, new Uint8ArrayCtor(typedArrayBuffer(emscripten.HEAPU8), words[record.word + SLOT_ADDRESS], n));
+    return typedArrayBuffer(out);
+  }
+
   const TENSOR_LANES = {
     __proto__: null,
     writeTensor(impl, kind, realm, args) {
@@ -1380,30 +1441,33 @@
       if (tensor === undefined) return GENERAL;
       const data = argumentForPython(args[1], kind.nested[1]);
       const view = fixedTypedArray(data);
-      return view === undefined ? bridge.writeTensor(impl, tensor, data)
-        : bridge.writeTensorBytes(impl, tensor, view.bytes, view.byteLength, view.name, view.shared);
+      if (view === undefined) return bridge.writeTensor(impl, tensor, data);
+      if (writeInPlace(impl, args[0], tensor, view)) return undefined;
+      return bridge.writeTensorBytes(impl, tensor, view.bytes, view.byteLength, view.name, view.shared);
     },
     readTensor(impl, kind, realm, args) {
       // readTensor(tensor) for one argument; with two or more, the overload that takes
       // outputData (an undefined one fails its conversion: the general path says so).
       const tensor = args.length >= 1 ? wrapperProxyOf(args[0], "MLTensor") : undefined;
       if (tensor === undefined || (args.length >= 2 && args[1] === undefined)) return GENERAL;
-      // The outcome comes back from the call when the read ran at once (an idle timeline),
-      // else a PendingPromise that is handed the new promise's resolvers.
-      const outcome = args.length === 1 ? bridge.readTensor(impl, tensor)
-        : bridge.readTensor(impl, tensor, argumentForPython(args[1], kind.nested[1]));
-      if (PyProxy && outcome instanceof PyProxy && outcome.type === PENDING_TYPE) {
-        try {
-          return settledByPython(realm, (resolve, fromPython) => outcome.hand_resolvers(resolve, fromPython));
-        } finally {
-          outcome.destroy();
+      let value = args.length === 1 ? readInPlace(impl, args[0], tensor) : undefined;
+      if (value === undefined) {
+        // The outcome comes back from the call when the read ran at once (an idle timeline),
+        // else a PendingPromise that is handed the new promise's resolvers.
+        const outcome = args.length === 1 ? bridge.readTensor(impl, tensor)
+          : bridge.readTensor(impl, tensor, argumentForPython(args[1], kind.nested[1]));
+        if (PyProxy && outcome instanceof PyProxy && outcome.type === PENDING_TYPE) {
+          try {
+            return settledByPython(realm, (resolve, fromPython) => outcome.hand_resolvers(resolve, fromPython));
+          } finally {
+            outcome.destroy();
+          }
         }
-      }
-      let value;
-      try {
-        value = outward(unpack(outcome, realm));
-      } catch (error) {
-        return promiseReject(error);
+        try {
+          value = outward(unpack(outcome, realm));
+        } catch (error) {
+          return promiseReject(error);
+        }
       }
       // The read ran at once, but its promise settles in a later ML task (§8.3.4 step
       // 8.1.3), so that a destroy() of the tensor or its context called before then rejects

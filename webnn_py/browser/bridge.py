@@ -32,6 +32,7 @@ from ..bindings import (BufferSource, ScriptException, convert, convert_argument
                         set_platform_object_unwrapper)
 from ..kernels import address_of
 from ..runtime.timeline import NOT_RUN, PromiseFuture, Timeline, set_post_task
+from .tensor_memory import record_of
 
 ml = api.ML()
 
@@ -250,6 +251,18 @@ def read_tensor(context, tensor, *output_data):
     except Exception as exc:  # noqa: BLE001 - a conversion error (or a bug of ours) rejects
         promise.set_exception(exc)
     return promise.outcome if promise.done() else promise
+
+
+def tensor_memory(context, tensor):
+    """What the shim needs to write and read `tensor` through `context` in Pyodide's memory
+    itself, when the words there say it may (tensor_memory.py): a JS array [context slot's
+    word, serial, tensor slot's word, serial, view type name], or None: always ask Python."""
+    try:
+        record = record_of(context, tensor)
+    except Exception:  # noqa: BLE001 - a bug of ours: logged, and the shim asks Python every time
+        logging.getLogger("webnn_py").exception("tensor_memory failed")
+        return None
+    return None if record is None else to_js(record)
 
 
 class PendingPromise:

@@ -89,6 +89,10 @@ class Timeline:
         # Seconds of work the caller's current task may still spend in starts (enqueue's
         # `start`); None: no start in this task yet. Reset by the next task the timeline runs in.
         self._turn_budget: float | None = None
+        # The browser shim's copy of "would run_at_once run a step now?": a slot of
+        # browser/tensor_memory.py (word 1: READY or 0), written by publish() whenever control
+        # can go back to JavaScript after the answer may have changed; None: nobody reads it.
+        self.mirror = None
 
     @property
     def busy(self) -> bool:
@@ -109,15 +113,23 @@ class Timeline:
         timeSlice: 0 -- means each step in a task of its own, as before). With work
         already queued nothing runs here: the tasks already scheduled go on with it, in
         order."""
-        idle = self._idle()
-        if start and idle and self.slice_seconds is not None:
-            self._start_in_callers_turn(run, on_abort)
-            return
-        self._queue.append((run, on_abort))
-        if start and idle and not _IN_PYODIDE:
-            self._run(None)       # the host: no slices, the step runs to its end now
-        elif self.busy:
-            self._schedule()
+        try:
+            idle = self._idle()
+            if start and idle and self.slice_seconds is not None:
+                self._start_in_callers_turn(run, on_abort)
+                return
+            self._queue.append((run, on_abort))
+            if start and idle and not _IN_PYODIDE:
+                self._run(None)       # the host: no slices, the step runs to its end now
+            elif self.busy:
+                self._schedule()
+        finally:
+            if self.mirror is not None:
+                self.publish()
+
+    def publish(self) -> None:
+        """Write run_at_once's answer into the mirror (tensor_memory: word 1 of its slot)."""
+        self.mirror[1] = self.slice_seconds is not None and not self.aborted and self._idle()
 
     def _idle(self) -> bool:
         """Nothing queued or suspended, and no task scheduled but the one that ends this
@@ -191,16 +203,24 @@ class Timeline:
 
     def drain(self) -> None:
         """Run everything queued, suspended steps included, to the end, now."""
-        self._run(None)
+        try:
+            self._run(None)
+        finally:
+            if self.mirror is not None:
+                self.publish()
 
     def _run_slice(self) -> None:
-        self._scheduled = False
-        self._turn_budget = None            # a new task: the caller's turn is over
-        if not self.busy:
-            return
-        budget = self.slice_seconds
-        self._run(None if budget is None else _clock() + budget)
-        self._schedule()
+        try:
+            self._scheduled = False
+            self._turn_budget = None            # a new task: the caller's turn is over
+            if not self.busy:
+                return
+            budget = self.slice_seconds
+            self._run(None if budget is None else _clock() + budget)
+            self._schedule()
+        finally:
+            if self.mirror is not None:
+                self.publish()
 
     def _run(self, deadline: float | None) -> None:
         self.slices += 1
