@@ -1407,31 +1407,84 @@
     return record;
   }
 
-  // writeTensor(tensor, view) done here (true), or not (false: ask Python). The byte length
-  // and view type Python's steps take as they are (MLContext._write_tensor); anything else
-  // is validated there.
+  // Whether Python's steps take `view` as it is for the record's tensor: its byte length, and
+  // Uint8Array or the tensor's own type (MLContext._write_tensor; §8.3 "validate buffer with
+  // descriptor"). Anything else is validated by Python.
+  function takesAsItIs(record, view) {
+    return emscripten.HEAPU32[record.word + SLOT_BYTES] === view.byteLength
+      && (view.name === "Uint8Array" || view.name === record.viewType);
+  }
+
+  // writeTensor(tensor, view) done here (true), or not (false: ask Python).
   function writeInPlace(context, tensorWrapper, tensor, view) {
     const record = usableRecord(context, tensorWrapper, tensor, TENSOR_WRITABLE);
-    if (record === null || (view.name !== "Uint8Array" && view.name !== record.viewType)) return false;
-    const words = emscripten.HEAPU32;
-    if (words[record.word + SLOT_BYTES] !== view.byteLength) return false;
-    typedArraySet(emscripten.HEAPU8, view.bytes, words[record.word + SLOT_ADDRESS]);
+    if (record === null || !takesAsItIs(record, view)) return false;
+    typedArraySet(emscripten.HEAPU8, view.bytes, emscripten.HEAPU32[record.word + SLOT_ADDRESS]);
     return true;
   }
 
-  // readTensor(tensor)'s result, a new ArrayBuffer, or undefined: ask Python.
-  function readInPlace(context, tensorWrapper, tensor) {
-    const record = usableRecord(context, tensorWrapper, tensor, TENSOR_READABLE);
-    if (record === null) return undefined;
+  // A copy of the record's [[data]] (a new Uint8Array), or undefined when it cannot be
+  // allocated (a RangeError: Python's steps then reject with the spec's error).
+  function copyOfData(record) {
     const words = emscripten.HEAPU32, n = words[record.word + SLOT_BYTES];
     let out;
     try {
       out = new Uint8ArrayCtor(n);
     } catch (error) {
-      return undefined;      // a RangeError: Python's steps reject with the spec's error
+      return undefined;
     }
     typedArraySet(out, new Uint8ArrayCtor(typedArrayBuffer(emscripten.HEAPU8), words[record.word + SLOT_ADDRESS], n));
-    return typedArrayBuffer(out);
+    return out;
+  }
+
+  // A read's promise: its timeline step has run in the call, but it settles in a later ML
+  // task (§8.3.4 step 8.1.3, §8.3.5 step 9.1.3), so that a destroy() of the tensor or its
+  // context called before then rejects it (§8.8.2 step 2): held back for a microtask, and
+  // rejected if a destroy() came in between and the tensor is now destroyed; else `settle()`.
+  function settledAfterDestroys(tensorWrapper, settle) {
+    const epoch = destroyEpoch;
+    return promiseThen(promiseResolve(), () => {
+      if (destroyEpoch !== epoch && guarded(tensorDestroyed, tensorWrapper)) {
+        throw new DOMExceptionCtor("readTensor: the tensor was destroyed", "InvalidStateError");
+      }
+      return settle();
+    });
+  }
+
+  // readTensor(tensor) (outputData undefined) or readTensor(tensor, outputData) done here: the
+  // promise, or undefined: ask Python. [[data]] is copied now (the timeline step, §8.3.4 step
+  // 8.1.1 / §8.3.5 step 9.1.1); outputData is written when the promise settles, unless its
+  // buffer was detached meanwhile (§8.3.5 step 9.1.3.2).
+  function readInPlace(context, tensorWrapper, tensor, outputData) {
+    const view = outputData === undefined ? null : fixedTypedArray(outputData) || fixedArrayBuffer(outputData);
+    if (view === undefined) return undefined;
+    const record = usableRecord(context, tensorWrapper, tensor, TENSOR_READABLE);
+    if (record === null || (view !== null && !takesAsItIs(record, view))) return undefined;
+    const bytes = copyOfData(record);
+    if (bytes === undefined) return undefined;
+    if (view === null) return settledAfterDestroys(tensorWrapper, () => typedArrayBuffer(bytes));
+    return settledAfterDestroys(tensorWrapper, () => {
+      if (typedArrayByteLength(view.bytes) !== view.byteLength) {
+        throw new TypeErrorCtor("readTensor: outputData's buffer has been detached");
+      }
+      typedArraySet(view.bytes, bytes);
+      return undefined;
+    });
+  }
+
+  // An ArrayBuffer of fixed length, not detached, as fixedTypedArray() gives a view: a
+  // Uint8Array over all its bytes, which Python's steps take as they are whatever the tensor's
+  // type (a buffer that is no view); undefined for anything else (a SharedArrayBuffer, whose
+  // getters throw on it, included: Python converts those).
+  function fixedArrayBuffer(value) {
+    if (!arrayBufferResizable || !arrayBufferDetached || value === null || typeof value !== "object" || isView(value)) return undefined;
+    try {
+      if (arrayBufferResizable(value) || arrayBufferDetached(value)) return undefined;
+    } catch (e) {
+      return undefined;
+    }
+    const bytes = new Uint8ArrayCtor(value);
+    return { __proto__: null, bytes, byteLength: typedArrayByteLength(bytes), name: "Uint8Array", shared: false };
   }
 
   const TENSOR_LANES = {
@@ -1441,7 +1494,10 @@
       if (tensor === undefined) return GENERAL;
       const data = argumentForPython(args[1], kind.nested[1]);
       const view = fixedTypedArray(data);
-      if (view === undefined) return bridge.writeTensor(impl, tensor, data);
+      if (view === undefined) {
+        const buffer = fixedArrayBuffer(data);
+        return buffer !== undefined && writeInPlace(impl, args[0], tensor, buffer) ? undefined : bridge.writeTensor(impl, tensor, data);
+      }
       if (writeInPlace(impl, args[0], tensor, view)) return undefined;
       return bridge.writeTensorBytes(impl, tensor, view.bytes, view.byteLength, view.name, view.shared);
     },
@@ -1450,36 +1506,26 @@
       // outputData (an undefined one fails its conversion: the general path says so).
       const tensor = args.length >= 1 ? wrapperProxyOf(args[0], "MLTensor") : undefined;
       if (tensor === undefined || (args.length >= 2 && args[1] === undefined)) return GENERAL;
-      let value = args.length === 1 ? readInPlace(impl, args[0], tensor) : undefined;
-      if (value === undefined) {
-        // The outcome comes back from the call when the read ran at once (an idle timeline),
-        // else a PendingPromise that is handed the new promise's resolvers.
-        const outcome = args.length === 1 ? bridge.readTensor(impl, tensor)
-          : bridge.readTensor(impl, tensor, argumentForPython(args[1], kind.nested[1]));
-        if (PyProxy && outcome instanceof PyProxy && outcome.type === PENDING_TYPE) {
-          try {
-            return settledByPython(realm, (resolve, fromPython) => outcome.hand_resolvers(resolve, fromPython));
-          } finally {
-            outcome.destroy();
-          }
-        }
+      const outputData = args.length === 1 ? undefined : argumentForPython(args[1], kind.nested[1]);
+      const read = readInPlace(impl, args[0], tensor, outputData);
+      if (read !== undefined) return read;
+      // The outcome comes back from the call when the read ran at once (an idle timeline),
+      // else a PendingPromise that is handed the new promise's resolvers.
+      const outcome = args.length === 1 ? bridge.readTensor(impl, tensor) : bridge.readTensor(impl, tensor, outputData);
+      if (PyProxy && outcome instanceof PyProxy && outcome.type === PENDING_TYPE) {
         try {
-          value = outward(unpack(outcome, realm));
-        } catch (error) {
-          return promiseReject(error);
+          return settledByPython(realm, (resolve, fromPython) => outcome.hand_resolvers(resolve, fromPython));
+        } finally {
+          outcome.destroy();
         }
       }
-      // The read ran at once, but its promise settles in a later ML task (§8.3.4 step
-      // 8.1.3), so that a destroy() of the tensor or its context called before then rejects
-      // it (§8.8.2 step 2): held back for a microtask, and rejected if a destroy() came in
-      // between and the tensor is now destroyed.
-      const epoch = destroyEpoch, tensorWrapper = args[0];
-      return promiseThen(promiseResolve(), () => {
-        if (destroyEpoch !== epoch && guarded(tensorDestroyed, tensorWrapper)) {
-          throw new DOMExceptionCtor("readTensor: the tensor was destroyed", "InvalidStateError");
-        }
-        return value;
-      });
+      let value;
+      try {
+        value = outward(unpack(outcome, realm));
+      } catch (error) {
+        return promiseReject(error);
+      }
+      return settledAfterDestroys(args[0], () => value);
     },
     dispatch(impl, kind, realm, args) {
       const graph = args.length >= 3 ? wrapperProxyOf(args[0], "MLGraph") : undefined;

@@ -1,4 +1,4 @@
-"""writeTensor() and readTensor() done by the shim in Pyodide's memory, without a call into
+"""writeTensor() and readTensor() (with and without outputData) done by the shim in Pyodide's memory, without a call into
 Python, when Python's words say the context's timeline is idle and the tensor usable
 (webnn_py/browser/tensor_memory.py; js_shim "Tensor memory"; issue 17 item 2). Every check
 here runs after the shim has its record of the tensor (its first write or read), so each
@@ -39,10 +39,35 @@ STATES = """async ([n, steps]) => {
   }
   facts.rounds = rounds;
   facts.readBack = await read(ta);
+  // readTensor(tensor, outputData): outputData written when the promise settles (not before
+  // the call returns), through a Float32Array or a Uint8Array; a buffer detached meanwhile
+  // rejects.
+  const into = new Float32Array([-9, -9]);
+  const filling = context.readTensor(tc, into);
+  facts.intoUntilSettled = Array.from(into);
+  facts.intoResolvesUndefined = (await filling) === undefined;
+  facts.into = Array.from(into);
+  const intoBytes = new Uint8Array(8);
+  await context.readTensor(tc, intoBytes);
+  facts.intoBytes = Array.from(new Float32Array(intoBytes.buffer));
+  const intoBuffer = new ArrayBuffer(8);
+  await context.readTensor(tc, intoBuffer);
+  facts.intoBuffer = Array.from(new Float32Array(intoBuffer));
+  const order = [];
+  await Promise.all([context.readTensor(tc, new ArrayBuffer(8)).then(() => order.push(1)),
+                     context.readTensor(tc).then(() => order.push(2)),
+                     context.readTensor(tc, new Float32Array(2)).then(() => order.push(3))]);
+  facts.settledInOrder = order;
+  const detachedInto = new Float32Array(2);
+  const detachedRead = context.readTensor(tc, detachedInto);
+  structuredClone(detachedInto.buffer, {transfer: [detachedInto.buffer]});
+  facts.intoDetached = await rejection(detachedRead);
   // Bytes through a Uint8Array, and through a view the shim leaves to Python (a DataView:
   // [[data]] replaced by a new array), then through the shim again, into that new array.
   context.writeTensor(ta, new Uint8Array(new Float32Array([1.5, 4]).buffer));
   facts.bytes = await read(ta);
+  context.writeTensor(ta, new Float32Array([2.5, 3]).buffer);
+  facts.buffer = await read(ta);
   context.writeTensor(ta, new DataView(new Float32Array([6, 7]).buffer));
   facts.dataView = await read(ta);
   context.writeTensor(ta, new Float32Array([-1, 8]));
@@ -57,7 +82,9 @@ STATES = """async ([n, steps]) => {
   facts.otherContext = error(() => other.writeTensor(ta, new Float32Array([5, 5])));
   facts.otherContextRead = await rejection(other.readTensor(ta));
   facts.unchanged = await read(ta);
+  const doomed = [context.readTensor(ta), context.readTensor(ta, new Float32Array(2))];
   ta.destroy();
+  facts.destroyedMeanwhile = [await rejection(doomed[0]), await rejection(doomed[1])];
   facts.destroyedWrite = error(() => context.writeTensor(ta, new Float32Array([9, 9])));
   facts.destroyedRead = await rejection(context.readTensor(ta));
 
@@ -122,7 +149,11 @@ def test_writes_and_reads_in_memory_follow_every_state(page):
     f = call(page, STATES, [N, STEPS])
     assert f["rounds"] == [[0, -1.5], [2, -1.5], [4, -1.5], [6, -1.5]]     # [i, 0.5] * [2, -3]
     assert f["readBack"] == [3, 0.5]
-    assert f["bytes"] == [1.5, 4] and f["dataView"] == [6, 7]
+    assert f["intoUntilSettled"] == [-9, -9] and f["intoResolvesUndefined"] is True
+    assert f["into"] == [6, -1.5] and f["intoBytes"] == [6, -1.5] and f["intoBuffer"] == [6, -1.5]
+    assert f["settledInOrder"] == [1, 2, 3]
+    assert f["intoDetached"][0] == "TypeError" and "detached" in f["intoDetached"][1]
+    assert f["bytes"] == [1.5, 4] and f["buffer"] == [2.5, 3] and f["dataView"] == [6, 7]
     assert f["afterReplaced"] == [[-1, 8], [-2, -24]]
     assert f["wrongLength"][0] == "TypeError" and "12 bytes" in f["wrongLength"][1]
     assert f["notWritable"][0] == "TypeError" and "not writable" in f["notWritable"][1]
@@ -130,6 +161,7 @@ def test_writes_and_reads_in_memory_follow_every_state(page):
     assert f["otherContext"][0] == "TypeError" and "another context" in f["otherContext"][1]
     assert f["otherContextRead"][0] == "TypeError" and "another context" in f["otherContextRead"][1]
     assert f["unchanged"] == [-1, 8]
+    assert [r[0] for r in f["destroyedMeanwhile"]] == ["InvalidStateError"] * 2, f["destroyedMeanwhile"]
     assert f["destroyedWrite"][0] == "TypeError" and "destroyed" in f["destroyedWrite"][1]
     assert f["destroyedRead"][0] == "TypeError" and "destroyed" in f["destroyedRead"][1]
     assert f["patched"] == [0.75, 6]                                         # [0.25, 2] * [3, 3]
