@@ -1395,6 +1395,7 @@
     let record = weakMapGet(tensorRecords, tensorWrapper);
     if (record === undefined) {
       const words = bridge.tensorMemory(context, tensor);
+      if (words === 0) return null;     // another context's tensor: Python's steps throw
       record = words === null || words === undefined ? null : {
         __proto__: null, context, contextWord: words[0], contextSerial: words[1],
         word: words[2], serial: words[3], viewType: words[4] };

@@ -256,7 +256,11 @@ def read_tensor(context, tensor, *output_data):
 def tensor_memory(context, tensor):
     """What the shim needs to write and read `tensor` through `context` in Pyodide's memory
     itself, when the words there say it may (tensor_memory.py): a JS array [context slot's
-    word, serial, tensor slot's word, serial, view type name], or None: always ask Python."""
+    word, serial, tensor slot's word, serial, view type name], None: always ask Python, or 0:
+    ask Python this time (a tensor of another context: its steps throw; the shim asks again
+    at the tensor's next call, which may be through its own context)."""
+    if tensor._context is not context:
+        return 0
     try:
         record = record_of(context, tensor)
     except Exception:  # noqa: BLE001 - a bug of ours: logged, and the shim asks Python every time
