@@ -444,7 +444,7 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   };
 
   // Whether this call of a shape tries the pool: the first six calls alternate (pool first),
-  // then the way with the lower median of its last RECENT times, except every 4th or 32nd call
+  // then the way with the lower median of its last RECENT times, except every 4th, 8th or 32nd call
   // (below), which tries the other way (a machine whose other work comes and goes changes the
   // answer: a way that lost during a busy moment is tried again soon, and 3 good calls bring it
   // back). On a busy machine a pooled call can cost more than it saves (a worker the scheduler
@@ -456,14 +456,20 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   // --trace, load 0.9-1.3). A closer one every 4th: after one noisy median sends a shape to
   // the other way, three tries of this one bring it back (at every 8th, 24 calls went the
   // slower way: squeezenet1_1's small GEMMs, pooled at 0.65-0.8x, ran 25-40 % of their calls
-  // on one thread; all its shapes 20.7 % -> 14.5 %, load 1.2-1.4).
+  // on one thread; all its shapes 20.7 % -> 14.5 %, load 1.2-1.4). A pool that one thread
+  // leads clearly is tried every 8th call, not 32nd: three slow pooled calls in a row (a
+  // moment the worker was not scheduled) made one thread lead clearly, and its shape then ran
+  // ~96 calls there; at every 8th squeezenet1_1's share of calls on one thread went 15.7 ->
+  // 11.6 %, mobilenet_v3_small's 38 -> 20 % (--trace, load 1.8), while a pool that truly
+  // loses (two CPU burners, load 3.6) costs at most an 8th of its shape's calls.
   function chooseWay(timing) {
     if (mode !== "choose") return mode === "pool";
     const call = timing.calls++;
     if (call < 6) return call % 2 === 0;
     const pool = median(timing.pool), one = median(timing.one);
     const poolIsFaster = pool < one;
-    const every = Math.min(pool, one) < CLEAR_LEAD * Math.max(pool, one) ? 32 : 4;
+    const clear = Math.min(pool, one) < CLEAR_LEAD * Math.max(pool, one);
+    const every = !clear ? 4 : poolIsFaster ? 32 : 8;
     return call % every === 0 ? !poolIsFaster : poolIsFaster;
   }
 
