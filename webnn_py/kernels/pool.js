@@ -444,24 +444,21 @@ function makePool(sharedModule, heap, mainKernels, workerCount, maxBytes, linger
   };
 
   // Whether this call of a shape tries the pool: the first six calls alternate (pool first),
-  // then the way with the lower median of its last RECENT times, except every 4th, 8th or 32nd call
-  // (below), which tries the other way (a machine whose other work comes and goes changes the
-  // answer: a way that lost during a busy moment is tried again soon, and 3 good calls bring it
-  // back). On a busy machine a pooled call can cost more than it saves (a worker the scheduler
-  // does not run loses its tiles to this thread after the copies were made). Medians, not
-  // averages: one call that met a page fault, the arena's growth or a descheduled thread does not decide.
-  // A way ahead by more than CLEAR_LEAD is tried against only every 32nd call: on a quiet
-  // machine most pooled shapes take 0.55-0.75x one thread, and every 8th call on one thread
-  // cost them a quarter of their calls (with the first six and the flips; bench/threads.py
-  // --trace, load 0.9-1.3). A closer one every 4th: after one noisy median sends a shape to
-  // the other way, three tries of this one bring it back (at every 8th, 24 calls went the
-  // slower way: squeezenet1_1's small GEMMs, pooled at 0.65-0.8x, ran 25-40 % of their calls
-  // on one thread; all its shapes 20.7 % -> 14.5 %, load 1.2-1.4). A pool that one thread
-  // leads clearly is tried every 8th call, not 32nd: three slow pooled calls in a row (a
-  // moment the worker was not scheduled) made one thread lead clearly, and its shape then ran
-  // ~96 calls there; at every 8th squeezenet1_1's share of calls on one thread went 15.7 ->
-  // 11.6 %, mobilenet_v3_small's 38 -> 20 % (--trace, load 1.8), while a pool that truly
-  // loses (two CPU burners, load 3.6) costs at most an 8th of its shape's calls.
+  // then the way with the lower median of its last RECENT times (medians: one call that met a
+  // page fault, the arena's growth or a descheduled thread does not decide), except every n-th
+  // call, which tries the other way: a machine whose other work comes and goes changes the
+  // answer (on a busy machine a worker the scheduler does not run loses its tiles to this
+  // thread after the copies were made), and 3 good calls bring a way back.
+  // - n = 4 while neither way leads by more than CLEAR_LEAD: a noisy median that sent a shape
+  //   the slower way is undone within ~12 calls (at every 8th, squeezenet1_1's small GEMMs,
+  //   pooled at 0.65-0.8x, ran 25-40 % of their calls on one thread).
+  // - n = 32 while the pool leads clearly: on a quiet machine most pooled shapes take
+  //   0.55-0.75x one thread, and every 8th call on one thread cost them a quarter of their calls.
+  // - n = 8 while one thread leads clearly: three slow pooled calls (a moment the worker was
+  //   not scheduled) do that, and at every 32nd the shape then stayed ~96 calls on one thread
+  //   (squeezenet1_1's share of calls there 15.7 -> 11.6 %, mobilenet_v3_small's 38 -> 20 %,
+  //   bench/threads.py --trace, load 1.8); a pool that truly loses (two CPU burners) costs at
+  //   most an 8th of its shape's calls.
   function chooseWay(timing) {
     if (mode !== "choose") return mode === "pool";
     const call = timing.calls++;

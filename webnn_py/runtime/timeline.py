@@ -124,12 +124,13 @@ class Timeline:
             elif self.busy:
                 self._schedule()
         finally:
-            if self.mirror is not None:
-                self.publish()
+            self.publish()
 
     def publish(self) -> None:
-        """Write run_at_once's answer into the mirror (tensor_memory: word 1 of its slot)."""
-        self.mirror[1] = self.slice_seconds is not None and not self.aborted and self._idle()
+        """Write run_at_once's answer into the mirror, if there is one (tensor_memory: word 1
+        of its slot)."""
+        if self.mirror is not None:
+            self.mirror[1] = self.slice_seconds is not None and not self.aborted and self._idle()
 
     def _idle(self) -> bool:
         """Nothing queued or suspended, and no task scheduled but the one that ends this
@@ -206,8 +207,7 @@ class Timeline:
         try:
             self._run(None)
         finally:
-            if self.mirror is not None:
-                self.publish()
+            self.publish()
 
     def _run_slice(self) -> None:
         try:
@@ -219,8 +219,7 @@ class Timeline:
             self._run(None if budget is None else _clock() + budget)
             self._schedule()
         finally:
-            if self.mirror is not None:
-                self.publish()
+            self.publish()
 
     def _run(self, deadline: float | None) -> None:
         self.slices += 1
