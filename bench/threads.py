@@ -16,7 +16,9 @@ pooled calls' tiles did (taken by a worker, taken back by the page's thread, lat
 Part 2, models: bench/zoo.py's CNNs in isolated pages of one headless Chromium
 (bench/threads.html): page A with `kernelThreads: 0` (webnn-py's one-thread kernels) and
 ORT-web's wasm EP on 1 thread, page B with ORT-web on 2 threads, then a page per --pool value
-with the pool (default: one page, the pool's defaults; e.g. `--pool kernelThreadsLingerMs=0.3 ""`
+with the pool; webnn-py runs each model two ways in its pages, as bench/zoo.py's two columns:
+through ORT-web's WebNN EP (session.run()) and through MLGraphBuilder directly ("builder":
+writeTensor → dispatch → readTensor of the same graph; default: one pool page, the pool's defaults; e.g. `--pool kernelThreadsLingerMs=0.3 ""`
 compares two pages, the first with workers that poll 0.3 ms before they sleep; the GEMM table
 is then printed once per value). The sides are checked
 against onnxruntime native, warmed up alone until their medians settle, then timed in
@@ -29,6 +31,7 @@ are what count.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import statistics
@@ -44,6 +47,7 @@ for _path in (str(REPO), str(BENCH)):
 
 from webnn_bench import (COI_HEADERS, median_ms,  # noqa: E402
                          prepare_browser_runtime, print_table)
+import webnn_py  # noqa: E402
 from zoo import DROP, Prepared, geomean, placed_on_webnn, run_model, zoo_pages  # noqa: E402
 
 CNNS = ["mobilenet_v2", "resnet18", "mobilenet_v3_small", "squeezenet1_1", "efficientnet_b0"]
@@ -256,18 +260,21 @@ def report_calls(title: str, results: list) -> None:
 
 
 def sides_for(pools: list[str]) -> dict:
-    """{side: (page index, kind)}: page 0 webnn-py on one thread + ORT-web 1T, page 1 ORT-web 2T
-    (whose threads spin on after its runs: nothing else runs in that page), page 2 + i the pool
-    with the settings pools[i] (a query string of webnnPolyfillConfig options)."""
-    sides = {"webnn-py 1T": (0, "webnn")}
+    """{side: (page index, kind)}: page 0 webnn-py on one thread (through ORT-web's WebNN EP and
+    through MLGraphBuilder directly, as bench/zoo.py's two webnn-py columns) + ORT-web 1T, page 1
+    ORT-web 2T (whose threads spin on after its runs: nothing else runs in that page), page 2 + i
+    the pool with the settings pools[i] (a query string of webnnPolyfillConfig options), again
+    through the EP and through the builder."""
+    sides = {"webnn-py 1T": (0, "webnn"), "builder 1T": (0, "builder")}
     for i, settings in enumerate(pools):
         sides[pool_side(i, pools)] = (2 + i, "webnn")
+        sides[pool_side(i, pools, "builder")] = (2 + i, "builder")
     sides.update({"ORT-wasm 1T": (0, "wasm"), "ORT-wasm 2T": (1, "wasm")})
     return sides
 
 
-def pool_side(index: int, pools: list[str]) -> str:
-    return "webnn-py pool" if len(pools) == 1 else f"pool {pools[index] or 'defaults'}"
+def pool_side(index: int, pools: list[str], api: str = "webnn-py") -> str:
+    return f"{api} pool" if len(pools) == 1 else f"{api} P{index + 1}"
 
 
 def pool_short(index: int, pools: list[str]) -> str:
@@ -281,6 +288,9 @@ def model_bench(names: list[str], warm: dict, measure: float, min_runs: int, poo
         directory = Path(tmp)
         print("exporting the models to ONNX ...", file=sys.stderr, flush=True)
         prepared = {name: Prepared(name, directory) for name in names}
+        context = asyncio.run(webnn_py.ml.createContext())    # validates and shapes the recorded calls
+        for p in prepared.values():
+            p.write_recording(directory, context)              # the builder sides' graphs
         queries = ["threads=1&kernelThreads=0", "threads=2&kernelThreads=0"]
         queries += [f"threads=1&{settings}" + ("&kernelThreadsTrace=1" if trace else "") for settings in pools]
         with zoo_pages(directory, "chromium", "threads.html", queries) as (out["engine"], pages):
@@ -333,16 +343,22 @@ def report_trace(models: dict, names: list[str], pools: list[str]) -> None:
 
 
 def report_models(models: dict, names: list[str], pools: list[str]) -> bool:
+    """The medians and, for each webnn-py way (EP: session.run() through ORT-web's WebNN EP;
+    builder: writeTensor → dispatch → readTensor on navigator.ml, bench/zoo.py's builder column),
+    one thread against ORT-web 2T, each pool page against one thread and against ORT-web 2T."""
     sides = sides_for(pools)
     ok, rows, ratios = True, [], {}
     for name in names:
         r = models[name]
         med = {side: median_ms(t) for side, t in r["times"].items()}
-        q = {"1T/ORT 2T": med["webnn-py 1T"] / med["ORT-wasm 2T"]}
-        for i in range(len(pools)):
-            side, short = pool_side(i, pools), pool_short(i, pools)
-            q[f"{short}/1T"] = med[side] / med["webnn-py 1T"]
-            q[f"{short}/ORT 2T"] = med[side] / med["ORT-wasm 2T"]
+        q = {}
+        for api, tag in (("webnn-py", "EP"), ("builder", "b")):
+            one = med["webnn-py 1T" if api == "webnn-py" else "builder 1T"]
+            q[f"1T/ORT 2T ({tag})"] = one / med["ORT-wasm 2T"]
+            for i in range(len(pools)):
+                side, short = pool_side(i, pools, api), pool_short(i, pools)
+                q[f"{short}/1T ({tag})"] = med[side] / one
+                q[f"{short}/ORT 2T ({tag})"] = med[side] / med["ORT-wasm 2T"]
         for key, value in q.items():
             ratios.setdefault(key, []).append(value)
         good = all(d[1] for d in r["diffs"].values()) and r["on_webnn"]
@@ -395,7 +411,8 @@ def main(argv=None) -> int:
         print(f"\nModels: headless {models.pop('engine')}, isolated pages (kernelThreads 0 + ORT-web 1 thread; "
               "ORT-web 2 threads; the pool" + (f" pages P1..P{len(args.pool)}: " + ", ".join(
                   f"P{i + 1} {v or 'defaults'}" for i, v in enumerate(args.pool)) if len(args.pool) > 1 else "")
-              + "); medians of session.run() in ms")
+              + "); medians in ms of session.run() (webnn-py: through ORT-web's WebNN EP; ORT-wasm) and of "
+              "writeTensor → dispatch → readTensor (builder: the same graph on navigator.ml directly)")
         ok = report_models(models, args.models, args.pool)
         report_trace(models, args.models, args.pool)
     print("\nratios: latency / latency (below 1: the first is faster).")
