@@ -8,6 +8,11 @@
     *shared* memory (-matomics -mbulk-memory, --shared-memory, at most SHARED_MAX_BYTES): the
     kernel pool's build (webnn_py/kernels/pool.py), instantiated by its workers and by the page
     on one SharedArrayBuffer-backed WebAssembly.Memory. Also gitignored and in the wheel.
+  * kernels_relaxed.wasm and kernels_shared_relaxed.wasm: both again with -mrelaxed-simd (the
+    GEMM's multiply-adds as f32x4.relaxed_madd, the CPU's FMA where it has one: kernels.c
+    madd4), which webnn_py.kernels loads where the engine validates them. Relaxed SIMD's final
+    opcodes need clang 16 or newer: ./dev setup installs Debian's clang-19, which this script
+    prefers; with an older clang only the two plain modules are built.
   * webnn_py/kernels/native/libwebnn_kernels.so: the same source for the host (-O3
     -march=native -ffp-contract=off, see NATIVE_FLAGS), loaded through ctypes by
     webnn_py.kernels.native() for NHWC depthwise conv2d on the host,
@@ -38,6 +43,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE_DIR = ROOT / "webnn_py" / "kernels" / "wasm"
 WASM = SOURCE_DIR / "kernels.wasm"
 SHARED_WASM = SOURCE_DIR / "kernels_shared.wasm"
+RELAXED_WASM = SOURCE_DIR / "kernels_relaxed.wasm"
+RELAXED_SHARED_WASM = SOURCE_DIR / "kernels_shared_relaxed.wasm"
+# The compilers tried, in order (clang-19 and its wasm-ld come from Debian's clang-19 and lld-19).
+CLANGS = ("clang-19", "clang")
+RELAXED_MIN_CLANG = 16
+RELAXED_FLAGS = ["-mrelaxed-simd"]
 # The pool's shared memory may grow to this (its import declares it; pool.js creates it so).
 SHARED_MAX_BYTES = 1 << 30
 NATIVE = ROOT / "webnn_py" / "kernels" / "native" / "libwebnn_kernels.so"
@@ -77,7 +88,7 @@ def cpu_flags() -> str:
 
 def inputs_hash(clang: str) -> str:
     h = hashlib.sha256()
-    h.update(" ".join(COMMON + WASM_FLAGS + NATIVE_FLAGS + SHARED_FLAGS).encode())
+    h.update(" ".join(COMMON + WASM_FLAGS + NATIVE_FLAGS + SHARED_FLAGS + RELAXED_FLAGS).encode())
     h.update(subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.encode())
     h.update(cpu_flags().encode())          # -march=native: a build for this CPU only
     for path in sources():
@@ -126,12 +137,25 @@ def wasm_has_data_segment(path: Path) -> bool:
     return False
 
 
-def build(force: bool = False, native_only: bool = False) -> str:
-    clang = shutil.which("clang")
+def find_clang() -> str:
+    clang = next((path for path in map(shutil.which, CLANGS) if path), None)
     if clang is None:
-        raise BuildError("clang not found (./dev setup installs clang and lld)")
+        raise BuildError("clang not found (./dev setup installs clang-19 and lld-19)")
+    return clang
+
+
+def clang_major(clang: str) -> int:
+    words = run([clang, "--version"]).split()
+    version = words[words.index("version") + 1] if "version" in words else "0"
+    return int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
+
+
+def build(force: bool = False, native_only: bool = False) -> str:
+    clang = find_clang()
     want = inputs_hash(clang)
-    targets = [NATIVE] if native_only else [NATIVE, WASM, SHARED_WASM]
+    relaxed = clang_major(clang) >= RELAXED_MIN_CLANG
+    targets = [NATIVE] if native_only else [NATIVE, WASM, SHARED_WASM] + ([RELAXED_WASM, RELAXED_SHARED_WASM]
+                                                                           if relaxed else [])
     if not force and STAMP.is_file() and STAMP.read_text() == want and all(t.is_file() for t in targets):
         return "unchanged"
     NATIVE.parent.mkdir(parents=True, exist_ok=True)
@@ -149,10 +173,14 @@ def build(force: bool = False, native_only: bool = False) -> str:
     native_tmp.replace(NATIVE)
     if native_only:
         return "native built"
-    if shutil.which("wasm-ld") is None:
-        raise BuildError("wasm-ld not found (Debian's lld package provides it)")
     check_no_memory_of_its_own(clang)
-    for target, extra in ((WASM, []), (SHARED_WASM, SHARED_FLAGS)):
+    wasm = [(WASM, []), (SHARED_WASM, SHARED_FLAGS)]
+    if relaxed:
+        wasm += [(RELAXED_WASM, RELAXED_FLAGS), (RELAXED_SHARED_WASM, RELAXED_FLAGS + SHARED_FLAGS)]
+    else:
+        for stale in (RELAXED_WASM, RELAXED_SHARED_WASM):     # an older build's: not this source's
+            stale.unlink(missing_ok=True)
+    for target, extra in wasm:
         tmp = target.with_suffix(".wasm.tmp")
         run([clang, *COMMON, *WASM_FLAGS, *extra, "-o", str(tmp), *srcs])
         if wasm_has_data_segment(tmp):
@@ -176,8 +204,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[setup] ERROR: kernels: {e}", file=sys.stderr)
         return 1
     size = WASM.stat().st_size if WASM.is_file() else 0
-    print(f"[setup] kernels: {WASM.relative_to(ROOT)} ({size} bytes), {SHARED_WASM.name} + {NATIVE.relative_to(ROOT)} "
-          f"({state}) ({time.perf_counter() - t0:.1f}s)")
+    relaxed = f", {RELAXED_WASM.name}, {RELAXED_SHARED_WASM.name}" if RELAXED_WASM.is_file() else " (no relaxed SIMD build)"
+    print(f"[setup] kernels: {WASM.relative_to(ROOT)} ({size} bytes), {SHARED_WASM.name}{relaxed} + "
+          f"{NATIVE.relative_to(ROOT)} ({state}) ({time.perf_counter() - t0:.1f}s)")
     return 0
 
 

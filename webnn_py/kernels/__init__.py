@@ -127,6 +127,8 @@ class Kernels:
         self._copy_2d = functions.copy_2d_f32
         self._erfc_table = None
         self.name = name
+        # Which build (in Pyodide: the file of VARIANTS that was loaded; "native" on the host).
+        self.variant = name
         # pool.Threads in a cross-origin isolated page (set by _load_wasm): large GEMMs with a
         # packed constant B split with workers; None: one thread.
         self.threads = None
@@ -731,18 +733,40 @@ def native_library(path):
     return lib
 
 
+# The wasm builds (tools/build_kernels.py), the preferred first: relaxed SIMD's FMA in the GEMM
+# (kernels.c madd4) where the engine validates it, SIMD128 alone elsewhere.
+VARIANTS = ("kernels_relaxed.wasm", "kernels.wasm")
+
+
+def _wasm_variant(js) -> tuple[str, bytes]:
+    """(file name, bytes) of the first of VARIANTS that is in the package and that this engine
+    validates; the last one's (whatever the engine says: compiling it reports the failure)."""
+    for name in VARIANTS:
+        try:
+            wasm = (resources.files(__name__) / "wasm" / name).read_bytes()
+        except (OSError, FileNotFoundError):
+            continue
+        if name == VARIANTS[-1] or js.WebAssembly.validate(js.Uint8Array.new(wasm)):
+            return name, wasm
+    raise FileNotFoundError(f"none of {', '.join(VARIANTS)}")
+
+
 def _load_wasm(synchronously: bool = True) -> None:
     global _tried, _loaded
     _tried = True
     try:
-        wasm = (resources.files(__name__) / "wasm" / "kernels.wasm").read_bytes()
+        import js  # type: ignore[import-not-found]
+        import pyodide_js  # type: ignore[import-not-found]
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]
+    except ImportError as e:
+        _log.warning("webnn-py: not in Pyodide (%s); using the numpy kernels", e)
+        return
+    try:
+        variant, wasm = _wasm_variant(js)
     except (OSError, FileNotFoundError) as e:
         _log.warning("webnn-py: no kernels.wasm in the package (%s); using the numpy kernels", e)
         return
     try:
-        import js  # type: ignore[import-not-found]
-        import pyodide_js  # type: ignore[import-not-found]
-        from pyodide.ffi import to_js  # type: ignore[import-not-found]
         # Pyodide's WebAssembly.Memory: the main module's exports as its dynamic
         # linker keeps them (Emscripten's LDSO, where side modules find `memory`).
         main = js.Reflect.get(pyodide_js._module.LDSO.loadedLibsByName, "__main__")
@@ -755,37 +779,38 @@ def _load_wasm(synchronously: bool = True) -> None:
         _log.warning("webnn-py: cannot reach Pyodide's memory for kernels.wasm (%s); using the numpy kernels", e)
         return
     if not synchronously:
-        _compile_later(js, module_bytes, imports, memory, "not tried")
+        _compile_later(js, module_bytes, imports, memory, variant, "not tried")
         return
     try:
-        # Synchronous compile: ~15 KB, under what browsers compile synchronously on a page's
+        # Synchronous compile: ~85 KB, under what browsers compile synchronously on a page's
         # main thread (1.6 ms in headless Chromium 156); otherwise _compile_later.
         instance = js.WebAssembly.Instance.new(js.WebAssembly.Module.new(module_bytes), imports)
     except Exception as e:  # noqa: BLE001
-        _compile_later(js, module_bytes, imports, memory, e)
+        _compile_later(js, module_bytes, imports, memory, variant, e)
         return
-    _loaded = _from_exports(instance.exports, memory)
+    _loaded = _from_exports(instance.exports, memory, variant)
 
 
-def _from_exports(exports, memory) -> Kernels:
+def _from_exports(exports, memory, variant: str) -> Kernels:
     from . import pool
 
     kernels = Kernels(exports, "wasm")
-    kernels.threads = pool.threads(exports, memory, kernels._ptr)
+    kernels.variant = variant
+    kernels.threads = pool.threads(exports, memory, kernels._ptr, variant)
     return kernels
 
 
-def _compile_later(js, module_bytes, imports, memory, error) -> None:
+def _compile_later(js, module_bytes, imports, memory, variant, error) -> None:
     """A browser that refuses to compile synchronously here: compile asynchronously and
     switch to the kernels when it is done; the numpy kernels serve until then."""
     from pyodide.ffi import create_proxy  # type: ignore[import-not-found]
 
     def done(result):
         global _loaded
-        _loaded = _from_exports(result.instance.exports, memory)
+        _loaded = _from_exports(result.instance.exports, memory, variant)
 
     def failed(reason):
-        _log.warning("webnn-py: kernels.wasm failed to load (%s, then %s); using the numpy kernels",
-                     error, reason)
+        _log.warning("webnn-py: %s failed to load (%s, then %s); using the numpy kernels",
+                     variant, error, reason)
 
     js.WebAssembly.instantiate(module_bytes, imports).then(create_proxy(done), create_proxy(failed))

@@ -217,11 +217,12 @@ class Threads:
     """Kernels.threads: the pool, started at the first GEMM that would use it (a page that never
     runs one starts no worker); after a failed start, one thread for good."""
 
-    def __init__(self, main_exports, heap_memory, workers: int, address=_address):
+    def __init__(self, main_exports, heap_memory, workers: int, address=_address, variant: str = "kernels.wasm"):
         self._main_exports = main_exports
         self._heap_memory = heap_memory
         self._workers = workers
         self._address = address
+        self._variant = variant
         self.pool: KernelPool | None = None
         self._failed = False
 
@@ -262,26 +263,33 @@ class Threads:
     def _started(self) -> bool:
         """Whether the pool runs, started now if this is its first use (False: it failed to)."""
         if self.pool is None:
-            self.pool = _start(self._main_exports, self._heap_memory, self._workers, self._address)
+            self.pool = _start(self._main_exports, self._heap_memory, self._workers, self._address, self._variant)
             self._failed = self.pool is None
         return not self._failed
 
 
-def threads(main_exports, heap_memory, address=_address) -> Threads | None:
-    """Kernels.threads for kernels.wasm's exports on Pyodide's memory (`address`: an array's
-    data address, 0 for None): None where the pool must not or cannot run (see the module's doc)."""
+def threads(main_exports, heap_memory, address=_address, variant: str = "kernels.wasm") -> Threads | None:
+    """Kernels.threads for the exports of kernels.wasm (or `variant`, kernels.VARIANTS) on
+    Pyodide's memory (`address`: an array's data address, 0 for None): None where the pool must
+    not or cannot run (see the module's doc)."""
     workers = worker_count()
-    return Threads(main_exports, heap_memory, workers, address) if workers > 0 else None
+    return Threads(main_exports, heap_memory, workers, address, variant) if workers > 0 else None
 
 
-def _start(main_exports, heap_memory, workers: int, address) -> KernelPool | None:
+def shared_variant(variant: str) -> str:
+    """The shared-memory build of the same code as `variant`: the workers' rows must have the
+    bits this thread's rows have (kernels_relaxed.wasm's FMA or kernels.wasm's multiply and add)."""
+    return variant.replace("kernels", "kernels_shared", 1)
+
+
+def _start(main_exports, heap_memory, workers: int, address, variant: str) -> KernelPool | None:
     try:
         import js  # type: ignore[import-not-found]
         from pyodide.code import run_js  # type: ignore[import-not-found]
         from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
         source = (resources.files(__package__) / "pool.js").read_text()
-        shared = (resources.files(__package__) / "wasm" / "kernels_shared.wasm").read_bytes()
+        shared = (resources.files(__package__) / "wasm" / shared_variant(variant)).read_bytes()
         make_pool = run_js(f"(function () {{\n{source}\n}})()")
         module = js.WebAssembly.Module.new(to_js(shared))
         linger = float(_page_setting("kernelThreadsLingerMs", LINGER_MS))

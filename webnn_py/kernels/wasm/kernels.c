@@ -86,11 +86,19 @@ INLINE v4 pmax4(v4 a, v4 b) { return __builtin_wasm_pmax_f32x4(a, b); }
 #else
 PMIN_PMAX(v4, v4i, 4)
 #endif
+/* select(m, a, b) = m ? a : b lane by lane (m all ones or all zeros). In wasm v128.bitselect
+ * itself: clang 19 turns the and/or form of clamp's `x <= lo ? lo : x` (and of the recurrent
+ * relu's `x > 0 or NaN ? x : 0`) into f32x4.pmax(x, lo), which keeps -0 where lo is +0 (x < lo
+ * is false), so relu(-0) gave -0. */
+#if defined(__wasm_simd128__)
+#define SELECT(V, VI, m, a, b) ((V)__builtin_wasm_bitselect((v4i)(a), (v4i)(b), (v4i)(m)))
+#else
+#define SELECT(V, VI, m, a, b) ((V)(((VI)(a) & (m)) | ((VI)(b) & ~(m))))
+#endif
 #define FLOAT_ACTIVATIONS(V, VI, S)                                                                       \
 INLINE V clamp##S(V x, V lo, V hi) {                                                                      \
     VI below = x <= lo, above = x >= hi;                                                                  \
-    VI r = ((VI)lo & below) | ((VI)x & ~below);                                                           \
-    return (V)(((VI)hi & above) | (r & ~above));                                                         \
+    return SELECT(V, VI, above, hi, SELECT(V, VI, below, lo, x));                                         \
 }                                                                                                         \
 typedef struct { V r, scale; } reduced##S;                                                                \
 INLINE reduced##S reduce_exp##S(V y) {                                                                    \
@@ -145,7 +153,7 @@ INLINE V recurrent_activation##S(V x, int act) {                                
     if (act == 1) return sigmoid##S(x);                                                                   \
     if (act == 2) return tanh##S(x);                                                                      \
     VI keep = (x > zero) | (x != x);                                                                      \
-    return (V)((VI)x & keep);                                                                             \
+    return SELECT(V, VI, keep, x, zero);                                                                  \
 }
 FLOAT_ACTIVATIONS(v4, v4i, 4)
 
@@ -196,6 +204,8 @@ EXPORT void clamp_f32(const float *x, float *out, int n, float lo_s, float hi_s)
         store4(out + i + 8, clamp4(c, lo, hi)); store4(out + i + 12, clamp4(d, lo, hi));
     }
     for (; i + 4 <= n; i += 4) store4(out + i, clamp4(load4(x + i), lo, hi));
+    /* Not vectorized: clang 19 makes f32x4.pmax / pmin of clamp1's compares (see SELECT). */
+#pragma clang loop vectorize(disable)
     for (; i < n; i++) out[i] = clamp1(x[i], lo_s, hi_s);
 }
 
@@ -255,6 +265,32 @@ EXPORT void copy_2d_f32(const float *src, int rows, int cols, int rs, int cs, fl
  * constant B, packed once when the graph was built: gemm_pack_b).
  */
 #define MC 64
+
+/* The k loop's step (and depthwise conv2d's tap), c + a b: one rounding where the build has
+ * relaxed SIMD (kernels_relaxed.wasm, chosen where the engine validates it: f32x4.relaxed_madd,
+ * which Chromium's V8 and Firefox's SpiderMonkey lower to the CPU's FMA,
+ * tests/browser/test_kernel_throughput.py), two elsewhere (kernels.wasm, e.g. in WebKitGTK 2.50
+ * and Node 20, which have no relaxed SIMD; the native build, -ffp-contract=off). On an Intel
+ * core, which issues f32x4 multiplies and adds on the same two ports, the FMA takes the 4 x 8
+ * block from ~30 to ~39 GFLOP/s and depthwise conv2d 1.08-1.13x faster (README "Kernels").
+ * Every step of every element's sum, whichever path (block, row, strip, column) computes it, is
+ * the same operation, so a product split over rows (the kernel pool) has the same bits. */
+#ifdef __wasm_relaxed_simd__
+INLINE v4 madd4(v4 a, v4 b, v4 c) { return __builtin_wasm_relaxed_madd_f32x4(a, b, c); }
+INLINE float madd1(float a, float b, float c) { return madd4(splat(a), splat(b), splat(c))[0]; }
+#else
+INLINE v4 madd4(v4 a, v4 b, v4 c) { return c + a * b; }
+INLINE float madd1(float a, float b, float c) { return c + a * b; }
+#endif
+/* The same for FW lanes (depthwise conv2d's channel blocks): madd4 in wasm (FW 4), a multiply
+ * and an add in the native build. */
+INLINE vw maddw(vw a, vw b, vw c) {
+#if FW > 4
+    return c + a * b;
+#else
+    return madd4(a, b, c);
+#endif
+}
 
 /* The epilogue of 8 sums in the graph's order: ((sum + bias) + residual), stored (sums8),
  * then the activation, applied to the stored values in place (activate8: the same float32
@@ -336,10 +372,10 @@ EXPORT void sgemm(int m, int n, int k,
                     v4 b0 = load4(bk), b1 = load4(bk + 4);
                     long off = (long)p * a_cs;
                     v4 x0 = splat(a0[off]), x1 = splat(a1[off]), x2 = splat(a2[off]), x3 = splat(a3[off]);
-                    c00 += x0 * b0; c01 += x0 * b1;
-                    c10 += x1 * b0; c11 += x1 * b1;
-                    c20 += x2 * b0; c21 += x2 * b1;
-                    c30 += x3 * b0; c31 += x3 * b1;
+                    c00 = madd4(x0, b0, c00); c01 = madd4(x0, b1, c01);
+                    c10 = madd4(x1, b0, c10); c11 = madd4(x1, b1, c11);
+                    c20 = madd4(x2, b0, c20); c21 = madd4(x2, b1, c21);
+                    c30 = madd4(x3, b0, c30); c31 = madd4(x3, b1, c31);
                 }
                 float *ci = c + (long)i * ldc + j;
                 const float *ri = res ? res + (long)i * ldc + j : 0, *bmi = bias_m ? bias_m + i : 0;
@@ -356,7 +392,7 @@ EXPORT void sgemm(int m, int n, int k,
                 const float *bk = bj;
                 for (int p = 0; p < k; p++, bk += step) {
                     v4 x0 = splat(a0[(long)p * a_cs]);
-                    c00 += x0 * load4(bk); c01 += x0 * load4(bk + 4);
+                    c00 = madd4(x0, load4(bk), c00); c01 = madd4(x0, load4(bk + 4), c01);
                 }
                 epilogue8(c + (long)i * ldc + j, c00, c01, bias_m ? bias_m + i : 0, bnj,
                           res ? res + (long)i * ldc + j : 0, act, lo, hi);
@@ -375,8 +411,8 @@ EXPORT void sgemm(int m, int n, int k,
                 for (int p = 0; p < k; p++, bk += ldb) {
                     v4 b0 = load4(bk);
                     long off = (long)p * a_cs;
-                    c00 += splat(a0[off]) * b0; c10 += splat(a1[off]) * b0;
-                    c20 += splat(a2[off]) * b0; c30 += splat(a3[off]) * b0;
+                    c00 = madd4(splat(a0[off]), b0, c00); c10 = madd4(splat(a1[off]), b0, c10);
+                    c20 = madd4(splat(a2[off]), b0, c20); c30 = madd4(splat(a3[off]), b0, c30);
                 }
                 for (int r = 0; r < 4; r++)
                     epilogue4(c + (long)(i + r) * ldc + j, r == 0 ? c00 : r == 1 ? c10 : r == 2 ? c20 : c30,
@@ -387,7 +423,7 @@ EXPORT void sgemm(int m, int n, int k,
                 v4 c00 = {0};
                 const float *bk = b + j;
                 for (int p = 0; p < k; p++, bk += ldb)
-                    c00 += splat(a0[(long)p * a_cs]) * load4(bk);
+                    c00 = madd4(splat(a0[(long)p * a_cs]), load4(bk), c00);
                 epilogue4(c + (long)i * ldc + j, c00, bias_m ? bias_m + i : 0, bnj,
                           res ? res + (long)i * ldc + j : 0, act, lo, hi);
             }
@@ -400,7 +436,8 @@ EXPORT void sgemm(int m, int n, int k,
                 for (int p = 0; p < k; p++) {
                     float bp = b[(long)p * ldb + j];
                     long off = (long)p * a_cs;
-                    s0 += a0[off] * bp; s1 += a1[off] * bp; s2 += a2[off] * bp; s3 += a3[off] * bp;
+                    s0 = madd1(a0[off], bp, s0); s1 = madd1(a1[off], bp, s1);
+                    s2 = madd1(a2[off], bp, s2); s3 = madd1(a3[off], bp, s3);
                 }
                 for (int r = 0; r < 4; r++)
                     gemm_store1(c, ldc, i + r, j, r == 0 ? s0 : r == 1 ? s1 : r == 2 ? s2 : s3, bias_m, bias_n, res,
@@ -410,7 +447,7 @@ EXPORT void sgemm(int m, int n, int k,
                 const float *a0 = a + (long)i * a_rs;
                 float s = 0.0f;
                 for (int p = 0; p < k; p++)
-                    s += a0[(long)p * a_cs] * b[(long)p * ldb + j];
+                    s = madd1(a0[(long)p * a_cs], b[(long)p * ldb + j], s);
                 gemm_store1(c, ldc, i, j, s, bias_m, bias_n, res, act, lo_s, hi_s);
             }
         }
@@ -617,10 +654,10 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
                         const float *fr = filter + (long)i * kw * ch + c;
                         for (int j = j_first; j < j_last; j++) {
                             const float *xp = xr + (long)j * dw * ch, *fp = fr + (long)j * ch;
-                            s0 += loadw(xp) * loadw(fp);
-                            s1 += loadw(xp + FW) * loadw(fp + FW);
-                            s2 += loadw(xp + 2 * FW) * loadw(fp + 2 * FW);
-                            s3 += loadw(xp + 3 * FW) * loadw(fp + 3 * FW);
+                            s0 = maddw(loadw(xp), loadw(fp), s0);
+                            s1 = maddw(loadw(xp + FW), loadw(fp + FW), s1);
+                            s2 = maddw(loadw(xp + 2 * FW), loadw(fp + 2 * FW), s2);
+                            s3 = maddw(loadw(xp + 3 * FW), loadw(fp + 3 * FW), s3);
                         }
                     }
                     storew_activated(o + c, s0, act, lo, hi); storew_activated(o + c + FW, s1, act, lo, hi);
@@ -633,7 +670,7 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
                         const float *xr = xb + ((long)(y0 + i * dh) * w + x0) * ch + c;
                         const float *fr = filter + (long)i * kw * ch + c;
                         for (int j = j_first; j < j_last; j++)
-                            s0 += loadw(xr + (long)j * dw * ch) * loadw(fr + (long)j * ch);
+                            s0 = maddw(loadw(xr + (long)j * dw * ch), loadw(fr + (long)j * ch), s0);
                     }
                     storew_activated(o + c, s0, act, lo, hi);
                 }
@@ -644,7 +681,7 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
                         const float *xr = xb + ((long)(y0 + i * dh) * w + x0) * ch + c;
                         const float *fr = filter + (long)i * kw * ch + c;
                         for (int j = j_first; j < j_last; j++)
-                            s0 += load4(xr + (long)j * dw * ch) * load4(fr + (long)j * ch);
+                            s0 = madd4(load4(xr + (long)j * dw * ch), load4(fr + (long)j * ch), s0);
                     }
                     store4(o + c, act ? activate4(s0, act, lo, hi) : s0);
                 }
@@ -652,7 +689,8 @@ EXPORT void depthwise_nhwc(int batches, int h, int w, int ch,
                     float s = bias ? bias[c] : 0.0f;
                     for (int i = i_first; i < i_last; i++)
                         for (int j = j_first; j < j_last; j++)
-                            s += xb[((long)(y0 + i * dh) * w + x0 + j * dw) * ch + c] * filter[((long)i * kw + j) * ch + c];
+                            s = madd1(xb[((long)(y0 + i * dh) * w + x0 + j * dw) * ch + c],
+                                      filter[((long)i * kw + j) * ch + c], s);
                     o[c] = act ? activate1(s, act, lo_s, hi_s) : s;
                 }
             }
