@@ -266,7 +266,7 @@ EXPORT void copy_2d_f32(const float *src, int rows, int cols, int rs, int cs, fl
  */
 #define MC 64
 
-/* The k loop's step (and depthwise conv2d's tap), c + a b: one rounding where the build has
+/* The k loop's step (and depthwise conv2d's tap, the recurrent GEMV's), c + a b: one rounding where the build has
  * relaxed SIMD (kernels_relaxed.wasm, chosen where the engine validates it: f32x4.relaxed_madd,
  * which Chromium's V8 and Firefox's SpiderMonkey lower to the CPU's FMA,
  * tests/browser/test_kernel_throughput.py), two elsewhere (kernels.wasm, e.g. in WebKitGTK 2.50
@@ -282,8 +282,8 @@ INLINE float madd1(float a, float b, float c) { return madd4(splat(a), splat(b),
 INLINE v4 madd4(v4 a, v4 b, v4 c) { return c + a * b; }
 INLINE float madd1(float a, float b, float c) { return c + a * b; }
 #endif
-/* The same for FW lanes (depthwise conv2d's channel blocks): madd4 in wasm (FW 4), a multiply
- * and an add in the native build. */
+/* The same for FW lanes (depthwise conv2d's channel blocks, the recurrent GEMV's columns): madd4
+ * in wasm (FW 4), a multiply and an add in the native build. */
 INLINE vw maddw(vw a, vw b, vw c) {
 #if FW > 4
     return c + a * b;
@@ -1119,9 +1119,10 @@ EXPORT void recurrent_activation_f32(float *x, int n, int act) { activate_f32(x,
 #define GEMV_ROW8(hk, r)                                                                               \
     {                                                                                                  \
         vw x = splatw(hk);                                                                             \
-        s0 += x * loadw(r); s1 += x * loadw((r) + FW); s2 += x * loadw((r) + 2 * FW);                  \
-        s3 += x * loadw((r) + 3 * FW); s4 += x * loadw((r) + 4 * FW); s5 += x * loadw((r) + 5 * FW);   \
-        s6 += x * loadw((r) + 6 * FW); s7 += x * loadw((r) + 7 * FW);                                  \
+        s0 = maddw(x, loadw(r), s0); s1 = maddw(x, loadw((r) + FW), s1);                               \
+        s2 = maddw(x, loadw((r) + 2 * FW), s2); s3 = maddw(x, loadw((r) + 3 * FW), s3);                \
+        s4 = maddw(x, loadw((r) + 4 * FW), s4); s5 = maddw(x, loadw((r) + 5 * FW), s5);                \
+        s6 = maddw(x, loadw((r) + 6 * FW), s6); s7 = maddw(x, loadw((r) + 7 * FW), s7);                \
     }
 
 /* out[j] = add[j] + sum_k h[k] rt[k, j] for j < n (rt row stride ld), k in increasing order;
@@ -1157,7 +1158,8 @@ INLINE void gemv(const float *h, int hidden, const float *rt, int ld, int n, con
         const float *r = rt + j;
         for (int k = 0; k < hidden; k++, r += ld) {
             vw x = splatw(h[k]);
-            s0 += x * loadw(r); s1 += x * loadw(r + FW); s2 += x * loadw(r + 2 * FW); s3 += x * loadw(r + 3 * FW);
+            s0 = maddw(x, loadw(r), s0); s1 = maddw(x, loadw(r + FW), s1);
+            s2 = maddw(x, loadw(r + 2 * FW), s2); s3 = maddw(x, loadw(r + 3 * FW), s3);
         }
         storew(out + j, GEMV_ADD(loadw(add + j), s0)); storew(out + j + FW, GEMV_ADD(loadw(add + j + FW), s1));
         storew(out + j + 2 * FW, GEMV_ADD(loadw(add + j + 2 * FW), s2));
@@ -1167,19 +1169,19 @@ INLINE void gemv(const float *h, int hidden, const float *rt, int ld, int n, con
     for (; j + FW <= n; j += FW) {
         vw s0 = {0};
         const float *r = rt + j;
-        for (int k = 0; k < hidden; k++, r += ld) s0 += splatw(h[k]) * loadw(r);
+        for (int k = 0; k < hidden; k++, r += ld) s0 = maddw(splatw(h[k]), loadw(r), s0);
         storew(out + j, GEMV_ADD(loadw(add + j), s0));
     }
 #endif
     for (; j + 4 <= n; j += 4) {
         v4 s0 = {0};
         const float *r = rt + j;
-        for (int k = 0; k < hidden; k++, r += ld) s0 += splat(h[k]) * load4(r);
+        for (int k = 0; k < hidden; k++, r += ld) s0 = madd4(splat(h[k]), load4(r), s0);
         store4(out + j, GEMV_ADD(load4(add + j), s0));
     }
     for (; j < n; j++) {
         float s = 0.0f;
-        for (int k = 0; k < hidden; k++) s += h[k] * rt[(long)k * ld + j];
+        for (int k = 0; k < hidden; k++) s = madd1(h[k], rt[(long)k * ld + j], s);
         out[j] = GEMV_ADD(add[j], s);
     }
 #undef GEMV_ADD
