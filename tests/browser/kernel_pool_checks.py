@@ -3,7 +3,9 @@ sends this file's text and awaits `checks()`): the kernel pool's GEMMs, depthwis
 convolutions against the same kernel on one thread (bit for bit) and against numpy in float64, over the
 shapes, windows and epilogues the pool takes. Returns plain values for the test to assert on."""
 import asyncio
+from importlib import resources
 
+import js  # type: ignore[import-not-found]
 import numpy as np
 
 import webnn_py.kernels as K
@@ -219,7 +221,9 @@ def one_conv_case(kernels, rng, h, w, c, kh, kw, strides, dilations, pads, n, wh
 async def checks():
     kernels = K.available()
     threads = kernels.threads
-    result = {"threads": threads is not None}
+    result = {"threads": threads is not None, "variant": kernels.variant,
+              "relaxed_validates": bool(js.WebAssembly.validate(js.Uint8Array.new(
+                  (resources.files(K) / "wasm" / "kernels_relaxed.wasm").read_bytes())))}
     if threads is None:
         # A large GEMM must still run (on one thread) and create no worker.
         rng = np.random.default_rng(0)

@@ -52,6 +52,13 @@ def test_isolated_page_starts_the_workers(isolated):
     assert created == [f"webnn-py kernels {w + 1}" for w in range(expected)]
 
 
+def test_the_page_loads_the_relaxed_build_where_the_engine_validates_it(isolated):
+    """kernels_relaxed.wasm (the FMA) where the engine validates it, kernels.wasm elsewhere; the
+    workers run its shared build (the bit-for-bit checks below would fail on a mix)."""
+    _, result, _ = isolated
+    assert result["variant"] == ("kernels_relaxed.wasm" if result["relaxed_validates"] else "kernels.wasm"), result
+
+
 def test_pool_is_bit_identical_to_one_thread_and_close_to_numpy(isolated):
     _, result, _ = isolated
     assert len(result["cases"]) == 8

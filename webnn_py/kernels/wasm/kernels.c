@@ -266,9 +266,9 @@ EXPORT void copy_2d_f32(const float *src, int rows, int cols, int rs, int cs, fl
  */
 #define MC 64
 
-/* The k loop's step (and depthwise conv2d's tap, the recurrent GEMV's), c + a b: one rounding where the build has
- * relaxed SIMD (kernels_relaxed.wasm, chosen where the engine validates it: f32x4.relaxed_madd,
- * which Chromium's V8 and Firefox's SpiderMonkey lower to the CPU's FMA,
+/* The k loop's step (and depthwise conv2d's tap, the recurrent GEMV's), c + a b: one rounding
+ * where the build has relaxed SIMD (kernels_relaxed.wasm, chosen where the engine validates it:
+ * f32x4.relaxed_madd, which Chromium's V8 and Firefox's SpiderMonkey lower to the CPU's FMA,
  * tests/browser/test_kernel_throughput.py), two elsewhere (kernels.wasm, e.g. in WebKitGTK 2.50
  * and Node 20, which have no relaxed SIMD; the native build, -ffp-contract=off). On an Intel
  * core, which issues f32x4 multiplies and adds on the same two ports, the FMA takes the 4 x 8
