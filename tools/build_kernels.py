@@ -86,10 +86,10 @@ def cpu_flags() -> str:
         return ""
 
 
-def inputs_hash(clang: str) -> str:
+def inputs_hash(clang_version: str) -> str:
     h = hashlib.sha256()
     h.update(" ".join(COMMON + WASM_FLAGS + NATIVE_FLAGS + SHARED_FLAGS + RELAXED_FLAGS).encode())
-    h.update(subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.encode())
+    h.update(clang_version.encode())
     h.update(cpu_flags().encode())          # -march=native: a build for this CPU only
     for path in sources():
         h.update(path.name.encode() + b"\0" + path.read_bytes())
@@ -144,16 +144,18 @@ def find_clang() -> str:
     return clang
 
 
-def clang_major(clang: str) -> int:
-    words = run([clang, "--version"]).split()
-    version = words[words.index("version") + 1] if "version" in words else "0"
-    return int(version.split(".")[0]) if version.split(".")[0].isdigit() else 0
+def clang_major(clang_version: str) -> int:
+    """The major version in `clang --version`'s text ("Debian clang version 19.1.7 ..."), 0 if none."""
+    words = clang_version.split()
+    major = words[words.index("version") + 1].split(".")[0] if "version" in words[:-1] else ""
+    return int(major) if major.isdigit() else 0
 
 
 def build(force: bool = False, native_only: bool = False) -> str:
     clang = find_clang()
-    want = inputs_hash(clang)
-    relaxed = clang_major(clang) >= RELAXED_MIN_CLANG
+    clang_version = run([clang, "--version"])
+    want = inputs_hash(clang_version)
+    relaxed = clang_major(clang_version) >= RELAXED_MIN_CLANG
     targets = [NATIVE] if native_only else [NATIVE, WASM, SHARED_WASM] + ([RELAXED_WASM, RELAXED_SHARED_WASM]
                                                                            if relaxed else [])
     if not force and STAMP.is_file() and STAMP.read_text() == want and all(t.is_file() for t in targets):

@@ -16,11 +16,11 @@ shim reads (js_shim/webnn-polyfill.js, "Tensor memory"). A slot is 4 uint32 word
 
 Every change of those facts is published before control goes back to JavaScript (MLTensor's
 [[data]] and destroy(): TensorSlot.publish; Timeline.publish): Python and the page share one
-thread, so the shim always reads them current. A slot is assigned at the shim's first fast call for its
-tensor or context, and freed when that object dies; `serial` (never 0 for a live slot, not
-given twice in 2**32 slots) lets a record the shim kept for a dead object fail its check
-instead of reading the slot's next owner. The slots' arrays are never freed, so a word the shim reads is always in
-Python's memory, whatever it holds.
+thread, so the shim always reads them current. A slot is assigned at the shim's first fast call
+for its tensor or context, and freed when that object dies; `serial` (never 0 for a live slot,
+not given twice in 2**32 slots) lets a record the shim kept for a dead object fail its check
+instead of reading the slot's next owner. The slots' arrays are never freed, so a word the shim
+reads is always in Python's memory, whatever it holds.
 """
 from __future__ import annotations
 

@@ -738,15 +738,16 @@ def native_library(path):
 VARIANTS = ("kernels_relaxed.wasm", "kernels.wasm")
 
 
-def _wasm_variant(js) -> tuple[str, bytes]:
-    """(file name, bytes) of the first of VARIANTS that is in the package and that this engine
-    validates; the last one's (whatever the engine says: compiling it reports the failure)."""
+def _wasm_variant(js, to_js) -> tuple[str, object]:
+    """(file name, its bytes as a JS Uint8Array) of the first of VARIANTS that is in the package
+    and that this engine validates; the last one's whatever the engine says (compiling it
+    reports the failure)."""
     for name in VARIANTS:
         try:
-            wasm = (resources.files(__name__) / "wasm" / name).read_bytes()
+            wasm = to_js((resources.files(__name__) / "wasm" / name).read_bytes())
         except (OSError, FileNotFoundError):
             continue
-        if name == VARIANTS[-1] or js.WebAssembly.validate(js.Uint8Array.new(wasm)):
+        if name == VARIANTS[-1] or js.WebAssembly.validate(wasm):
             return name, wasm
     raise FileNotFoundError(f"none of {', '.join(VARIANTS)}")
 
@@ -762,7 +763,7 @@ def _load_wasm(synchronously: bool = True) -> None:
         _log.warning("webnn-py: not in Pyodide (%s); using the numpy kernels", e)
         return
     try:
-        variant, wasm = _wasm_variant(js)
+        variant, module_bytes = _wasm_variant(js, to_js)
     except (OSError, FileNotFoundError) as e:
         _log.warning("webnn-py: no kernels.wasm in the package (%s); using the numpy kernels", e)
         return
@@ -773,7 +774,6 @@ def _load_wasm(synchronously: bool = True) -> None:
         memory = main.exports.memory
         if memory is None or memory.buffer.byteLength != pyodide_js._module.HEAPU8.buffer.byteLength:
             raise RuntimeError("Pyodide's WebAssembly.Memory was not found")
-        module_bytes = to_js(wasm)
         imports = to_js({"env": {"memory": memory}}, dict_converter=js.Object.fromEntries)
     except Exception as e:  # noqa: BLE001 - any failure means: numpy kernels
         _log.warning("webnn-py: cannot reach Pyodide's memory for kernels.wasm (%s); using the numpy kernels", e)
