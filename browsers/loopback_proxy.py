@@ -1,7 +1,9 @@
 """An HTTP forwarding proxy that sends requests for a few host names to
 127.0.0.1 (same port), so that an engine without a host-resolver switch
 (WebKitGTK) can load http://name.test:PORT/ — a non-secure origin served
-locally. Any other host is refused (502): the proxy reaches nothing else."""
+locally. 127.0.0.1 and localhost pass through too (the engine sends every
+request here: see browsers/webkit.py on noProxy). Any other host is refused
+(502): the proxy reaches nothing but this machine's loopback."""
 from __future__ import annotations
 
 import http.client
@@ -12,6 +14,9 @@ from webnn_py.serve import BackgroundServer
 
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
               "proxy-authorization", "proxy-authenticate"}
+
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost"})
 
 
 class _Forward(http.server.BaseHTTPRequestHandler):
@@ -51,5 +56,5 @@ class _Forward(http.server.BaseHTTPRequestHandler):
 
 class LoopbackProxy(BackgroundServer):
     def __init__(self, names) -> None:
-        handler = type("BoundForward", (_Forward,), {"names": frozenset(names)})
+        handler = type("BoundForward", (_Forward,), {"names": frozenset(names) | LOOPBACK})
         super().__init__(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler))
