@@ -19,6 +19,10 @@ def server(pyodide_runtime):
         yield server
 
 
+FACTS = ("({secure: isSecureContext, ml: 'ml' in navigator, MLContext: typeof MLContext,"
+         " ML: typeof ML, origin: location.origin})")
+
+
 def test_non_secure_origin_has_no_navigator_ml(server, engine):
     require(engine)
     # http://name.test is not a potentially trustworthy origin, unlike 127.0.0.1.
@@ -30,10 +34,6 @@ def test_non_secure_origin_has_no_navigator_ml(server, engine):
         page.goto(f"{server.url}/slice.html")      # loopback itself still loads, and is secure
         assert page.evaluate(FACTS) == {"secure": True, "ml": True, "MLContext": "function",
                                         "ML": "function", "origin": server.url}
-
-
-FACTS = ("({secure: isSecureContext, ml: 'ml' in navigator, MLContext: typeof MLContext,"
-         " ML: typeof ML, origin: location.origin})")
 
 
 def test_browsers_with_loopback_names_start_every_time(server, engine, monkeypatch):
