@@ -132,6 +132,18 @@ class Kernels:
         # pool.Threads in a cross-origin isolated page (set by _load_wasm): large GEMMs with a
         # packed constant B split with workers; None: one thread.
         self.threads = None
+        # Recorder of the export calls (wasm only, _from_exports): runtime/replay.py's.
+        self.recorder: Recorder | None = None
+        self._scratch = np.empty(0, _F32)
+
+    def scratch(self, size: int) -> np.ndarray:
+        """A float32 working array of `size` elements, shared by every kernel that needs one
+        during a call (im2col's patch matrix): one allocation, not one per convolution a
+        dispatch. A larger request replaces it; an older one lives on where something still
+        holds it (runtime/replay.py's recorded calls keep the owners of their addresses)."""
+        if self._scratch.size < size:
+            self._scratch = np.empty(size, _F32)
+        return self._scratch[:size]
 
     # The most output channels for which ops/convolution.py takes conv2d_direct over im2col and
     # a GEMM for an image's convolution (0: never). Measured: see README "Kernels".
@@ -284,6 +296,7 @@ class Kernels:
         copy costs ~10 ns an element in Pyodide)."""
         rows, cols = x.shape
         if x.strides[0] % 4 or x.strides[1] % 4 or x.strides[0] < 0 or x.strides[1] < 0:
+            untraceable()
             out[...] = x
         elif x.size:
             self._copy_2d(self._ptr(x), rows, cols, x.strides[0] // 4, x.strides[1] // 4, self._ptr(out))
@@ -527,8 +540,111 @@ class Kernels:
         return run
 
 
+# Which arguments of each export are addresses (kernels.c's pointer parameters, by position;
+# tests/kernels/test_recorder.py reads them from kernels.c): runtime/replay.py holds the
+# arrays they point into for as long as it replays the calls.
+POINTER_ARGUMENTS = {
+    "clamp_f32": (0, 1), "copy_2d_f32": (0, 5), "gemm_pack_b": (2, 4), "sgemm": (3, 6, 8, 10, 11, 12, 16),
+    "sgemm_batch": (4, 8, 12, 18, 19), "gemm_epilogue": (0, 1, 5, 6, 7), "depthwise_nhwc": (4, 5, 8, 9),
+    "conv2d_direct": (0, 7, 10, 11), "gelu_f32": (0, 1, 3, 6), "softmax_rows_f32": (0, 1, 4),
+    "im2col_nhwc": (0, 15), "layernorm_rows_f32": (0, 1, 4, 5), "recurrent_activation_f32": (0,),
+    "lstm_sequence_f32": (3, 4, 5, 6, 7, 8, 10), "gru_sequence_f32": (3, 4, 5, 6, 7, 9),
+    "maxpool_nhwc": (4, 5), "global_avgpool_nhwc": (3, 4), "scale_channels_f32": (0, 1, 2),
+    # The kernel pool's calls (pool.js; it decides at each call, replayed or not, whether the
+    # workers take part: "kept" is B's offset in its arena, not an address here).
+    "pool.gemm": (3, 5, 7, 10, 12, 13, 14), "pool.conv": (3, 14, 16, 18, 22, 24, 25), "pool.depthwise": (3, 4, 7, 8),
+}
+
+# The Recorder recording now, if any (untraceable() reads it).
+_recording: "Recorder | None" = None
+
+
+class RecordedCall(NamedTuple):
+    name: str          # the export's name
+    function: object   # the export itself (a JS function): what a replay calls
+    arguments: object  # the JS array of its arguments, as the call passed them
+    values: tuple      # the same arguments as Python numbers (to compare and to find addresses)
+
+
+class Recorder:
+    """The export calls (and the kernel pool's calls) made between start() and stop(), for
+    runtime/replay.py: the functions the Kernels call are JS wrappers (recording()) that note
+    each call while recording. A path that computes in numpy cannot be replayed as such calls:
+    it calls untraceable(), and stop() then returns None."""
+
+    def __init__(self, state):
+        self._state = state
+        self.refused = False
+
+    def recording(self, functions, names, prefix: str = ""):
+        """An object of `functions`' (a JS object's) `names`, each wrapped in a JS function that,
+        while this recorder is on, notes its call as prefix + name (in state.calls, a
+        null-prototype object: nothing a page puts on Object.prototype or Array.prototype
+        runs), then calls it."""
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]
+
+        return _recording_wrapper()(functions, to_js([[prefix + name, name] for name in names]), self._state)
+
+    def start(self) -> None:
+        global _recording
+        self._state.count = 0
+        self._state.on = True
+        self.refused = False
+        _recording = self
+
+    def stop(self) -> "tuple[RecordedCall, ...] | None":
+        global _recording
+        state = self._state
+        state.on = False
+        _recording = None
+        calls = state.calls
+        recorded = []
+        for index in range(int(state.count)):
+            call = getattr(calls, str(index))
+            recorded.append(RecordedCall(str(call.name), call.f, call.args, tuple(call.args.to_py())))
+            setattr(calls, str(index), None)
+        return None if self.refused else tuple(recorded)
+
+
+def untraceable() -> None:
+    """A kernel path that is not only recorded calls (numpy work) is running: a recording of it
+    is refused (runtime/replay.py)."""
+    if _recording is not None:
+        _recording.refused = True
+
+
+_RECORDING_WRAPPER = None
+
+
+def _recording_wrapper():
+    """The JS function making Recorder.recording's wrappers: (functions, names, state)."""
+    global _RECORDING_WRAPPER
+    if _RECORDING_WRAPPER is None:
+        from pyodide.code import run_js  # type: ignore[import-not-found]
+
+        arguments = ", ".join(f"a{i}" for i in range(_CHAIN_ARGUMENTS))
+        _RECORDING_WRAPPER = run_js(
+            "(functions, names, state) => { const wrapped = Object.create(null); "
+            f"const wrap = (name, f) => ({arguments}) => {{ if (state.on) {{ const call = Object.create(null); "
+            f"call.name = name; call.f = f; call.args = [{arguments}]; state.calls[state.count++] = call; }} "
+            f"return f({arguments}); }}; "
+            "for (let i = 0; i < names.length; i++) wrapped[names[i][1]] = wrap(names[i][0], functions[names[i][1]]); "
+            "return wrapped; }")
+    return _RECORDING_WRAPPER
+
+
+def _recorder():
+    """A Recorder with a fresh JS state."""
+    from pyodide.code import run_js  # type: ignore[import-not-found]
+
+    return Recorder(run_js("(() => { const state = Object.create(null); state.on = false; state.count = 0; "
+                           "state.calls = Object.create(null); return state; })()"))
+
+
 _JS_CHAIN = None
-_CHAIN_ARGUMENTS = 20        # the most arguments of a chained export (lstm_sequence_f32 takes 19)
+# The most arguments of a recorded function (the kernel pool's conv takes 29): what a chained or
+# recorded call passes.
+_CHAIN_ARGUMENTS = 29
 
 
 def _js_chain():
@@ -794,9 +910,11 @@ def _load_wasm(synchronously: bool = True) -> None:
 def _from_exports(exports, memory, variant: str) -> Kernels:
     from . import pool
 
-    kernels = Kernels(exports, "wasm")
+    recorder = _recorder()
+    kernels = Kernels(recorder.recording(exports, [name for name in POINTER_ARGUMENTS if "." not in name]), "wasm")
     kernels.variant = variant
-    kernels.threads = pool.threads(exports, memory, kernels._ptr, variant)
+    kernels.recorder = recorder
+    kernels.threads = pool.threads(exports, memory, kernels._ptr, variant, recorder)
     return kernels
 
 

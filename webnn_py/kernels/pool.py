@@ -70,8 +70,13 @@ MAX_BYTES = 1 << 30
 class KernelPool:
     """pool.js's pool, with the constant Bs it keeps in the arena."""
 
-    def __init__(self, js_pool, address):
+    def __init__(self, js_pool, address, recorder=None):
         self._pool = js_pool
+        # The three computing calls, through the kernels' Recorder where there is one: a
+        # plan's replay (runtime/replay.py) makes them again as recorded, and pool.js still
+        # decides at each call whether the workers take part.
+        self._calls = js_pool if recorder is None else recorder.recording(js_pool, ("gemm", "conv", "depthwise"),
+                                                                          "pool.")
         self._address = address
         self.workers = int(js_pool.workers)
         self._kept: dict[int, tuple[int, weakref.ref]] = {}
@@ -117,7 +122,7 @@ class KernelPool:
         if kept < 0:
             return False
         ptr = self._address
-        return bool(self._pool.gemm(m, n, k, ptr(a), a.strides[0] // 4, ptr(b), b.strides[0] // 4, ptr(packed_b),
+        return bool(self._calls.gemm(m, n, k, ptr(a), a.strides[0] // 4, ptr(b), b.strides[0] // 4, ptr(packed_b),
                                     kept, packed_b.size, ptr(out), ldc, ptr(bias_m), ptr(bias_n), ptr(residual), act,
                                     lo, hi))
 
@@ -133,7 +138,7 @@ class KernelPool:
         h, w, c = x.shape
         (kh, kw), (oh, ow) = kernel, out_hw
         ptr = self._address
-        return bool(self._pool.conv(h, w, c, ptr(x), kh, kw, strides[0], strides[1], dilations[0], dilations[1],
+        return bool(self._calls.conv(h, w, c, ptr(x), kh, kw, strides[0], strides[1], dilations[0], dilations[1],
                                     pads_begin[0], pads_begin[1], oh, ow, ptr(cols), cols_rows, ptr(b),
                                     b.strides[0] // 4, ptr(packed_b), kept, packed_b.size, b.shape[1], ptr(out), ldc,
                                     ptr(bias_n), ptr(residual), act, lo, hi))
@@ -146,7 +151,7 @@ class KernelPool:
         kh, kw, _ = filter_hwc.shape
         _, oh, ow, _ = out.shape
         ptr = self._address
-        self._pool.depthwise(h, w, c, ptr(x), ptr(filter_hwc), kh, kw, ptr(bias), ptr(out), oh, ow, strides[0],
+        self._calls.depthwise(h, w, c, ptr(x), ptr(filter_hwc), kh, kw, ptr(bias), ptr(out), oh, ow, strides[0],
                              strides[1], dilations[0], dilations[1], pads_begin[0], pads_begin[1], act, lo, hi)
 
     def set_mode(self, mode: str) -> None:
@@ -217,8 +222,10 @@ class Threads:
     """Kernels.threads: the pool, started at the first GEMM that would use it (a page that never
     runs one starts no worker); after a failed start, one thread for good."""
 
-    def __init__(self, main_exports, heap_memory, workers: int, address=_address, variant: str = "kernels.wasm"):
+    def __init__(self, main_exports, heap_memory, workers: int, address=_address, variant: str = "kernels.wasm",
+                 recorder=None):
         self._main_exports = main_exports
+        self._recorder = recorder
         self._heap_memory = heap_memory
         self._workers = workers
         self._address = address
@@ -263,17 +270,20 @@ class Threads:
     def _started(self) -> bool:
         """Whether the pool runs, started now if this is its first use (False: it failed to)."""
         if self.pool is None:
-            self.pool = _start(self._main_exports, self._heap_memory, self._workers, self._address, self._variant)
+            self.pool = _start(self._main_exports, self._heap_memory, self._workers, self._address, self._variant,
+                               self._recorder)
             self._failed = self.pool is None
         return not self._failed
 
 
-def threads(main_exports, heap_memory, address=_address, variant: str = "kernels.wasm") -> Threads | None:
+def threads(main_exports, heap_memory, address=_address, variant: str = "kernels.wasm",
+            recorder=None) -> Threads | None:
     """Kernels.threads for the exports of kernels.wasm (or `variant`, kernels.VARIANTS) on
-    Pyodide's memory (`address`: an array's data address, 0 for None): None where the pool must
-    not or cannot run (see the module's doc)."""
+    Pyodide's memory (`address`: an array's data address, 0 for None; `recorder`: the kernels'
+    Recorder, which notes the pool's calls too): None where the pool must not or cannot run
+    (see the module's doc)."""
     workers = worker_count()
-    return Threads(main_exports, heap_memory, workers, address, variant) if workers > 0 else None
+    return Threads(main_exports, heap_memory, workers, address, variant, recorder) if workers > 0 else None
 
 
 def shared_variant(variant: str) -> str:
@@ -282,7 +292,7 @@ def shared_variant(variant: str) -> str:
     return variant.replace("kernels", "kernels_shared", 1)
 
 
-def _start(main_exports, heap_memory, workers: int, address, variant: str) -> KernelPool | None:
+def _start(main_exports, heap_memory, workers: int, address, variant: str, recorder=None) -> KernelPool | None:
     try:
         import js  # type: ignore[import-not-found]
         from pyodide.code import run_js  # type: ignore[import-not-found]
@@ -295,7 +305,8 @@ def _start(main_exports, heap_memory, workers: int, address, variant: str) -> Ke
         linger = float(_page_setting("kernelThreadsLingerMs", LINGER_MS))
         linger = LINGER_MS if linger != linger or linger < 0 else linger     # NaN or < 0: the default
         trace = bool(_page_setting("kernelThreadsTrace", 0))   # bench/threads.py --trace
-        return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES, linger, trace), address)
+        return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES, linger, trace), address,
+                          recorder)
     except Exception as e:  # noqa: BLE001 - the single-thread kernels serve
         _log.warning("webnn-py: the kernel pool did not start (%s); one thread", e)
         return None

@@ -350,7 +350,7 @@ class Conv2dPlan:
             out = np.empty(self.output_shape, np.float32)
         rows_out = pixel_rows(out)
         residual_rows = None if residual is None else residual.reshape(self.out_h * ow, o)
-        cols = np.empty(block * ow * depth, np.float32)
+        cols = self.fast.scratch(block * ow * depth)
         pads = (self.padding[0], self.padding[2])
         if self.packed is not None and self.fast.im2col_gemm(
                 x, (kh, kw), self.strides, self.dilations, pads, (self.out_h, ow), self.matrix, self.packed, rows_out,
@@ -533,6 +533,8 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
     # paths also a channel slice of a wider one (pixel_rows: a concat written in place).
     kernel.writes_into = fixed is not None and fixed.writes_into() and out_dtype == np.float32
     kernel.strided_out = kernel.writes_into and fixed.takes_residual()
+    # Into a given buffer the C paths are export calls alone (runtime/replay.py).
+    kernel.replayable = kernel.writes_into
     # The direct path reads x through its strides (a transposed view of an NCHW image as it is).
     kernel.strided_in = fixed is not None and fixed.path == "direct"
     if fixed is not None and (fixed.takes_residual() or fixed.depthwise_kernel is not None or fixed.path == "direct"):
@@ -547,7 +549,7 @@ def conv2d_prepare(input_desc: OperandDescriptor, filter_array: np.ndarray | Non
                 x, _, bias = inputs[:3]
                 residual = None if residual_at is None else np.ascontiguousarray(inputs[residual_at])
                 return [fixed(x, bias, residual, clamp, out)]
-            fused.writes_into = fixed.writes_into()
+            fused.writes_into = fused.replayable = fixed.writes_into()
             fused.strided_out = fixed.takes_residual()
             fused.strided_in = kernel.strided_in
             return fused

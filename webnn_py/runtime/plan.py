@@ -22,6 +22,7 @@ import numpy as np
 
 from ..base.descriptor import OperandDescriptor
 from .ir import Node, Value
+from .replay import MISSES_TO_DISSOLVE, Replay
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +75,8 @@ class ExecutionPlan:
             self._constant_slots[slot] = array
         self._input_items = tuple(self.input_slots.items())
         self._output_items = tuple(self.output_slots.items())
+        # The C kernels' calls recorded and replayed in segments (runtime/replay.py), in Pyodide.
+        self._replay = Replay.for_plan() if optimize else None
 
     def _initial_slots(self, inputs: Mapping[str, np.ndarray]) -> list:
         slots = self._constant_slots.copy()
@@ -100,6 +103,63 @@ class ExecutionPlan:
         operator kind, or e.g. "conv2d+add+clamp" for a fused step)."""
         return run_to_end(self.execute_iter(inputs, profile))
 
+    def _walk(self, indices, slots: list, check: bool = False, profile: dict | None = None,
+              recording: list | None = None):
+        """The steps `indices` in order (a generator: it yields between steps)."""
+        buffers = self._buffers
+        for count, index in enumerate(indices):
+            # A yield BETWEEN steps, none after the last: the outputs' copy belongs to the
+            # last step's slice, and a one-step plan (an lstm) runs in one resumption, not
+            # two (each ~0.5 µs and a clock read, a call into JavaScript, in Pyodide).
+            if count:
+                yield
+            step = self.steps[index]
+            start = perf_counter() if profile is not None else 0.0
+            arrays = [None if i < 0 else slots[i] for i in step.input_slots]
+            out = None if step.buffer < 0 else buffers[step.buffer]
+            if recording is not None:
+                results = self._replay.record_step(recording, step, arrays, out)
+            elif out is None:
+                results = step.kernel(arrays, step.node.attributes, step.output_descriptors)
+            else:
+                results = step.kernel(arrays, step.node.attributes, step.output_descriptors, out=out)
+            if isinstance(results, GeneratorType):
+                results = yield from results
+            if check:
+                _check(step, results)
+            for slot, result in zip(step.output_slots, results):
+                slots[slot] = result
+            for slot in step.release:
+                slots[slot] = None
+            if profile is not None:
+                profile[step.name] = profile.get(step.name, 0.0) + perf_counter() - start
+
+    def _replayed(self, replay: Replay, slots: list):
+        """The schedule (runtime/replay.py): a segment in one call where the values it reads
+        are the ones it was recorded with, else its steps walked; other steps walked."""
+        schedule = replay.schedule
+        position = 0
+        while position < len(schedule):
+            if position:
+                yield
+            unit = schedule[position]
+            if type(unit) is int:
+                yield from self._walk((unit,), slots)
+            elif unit.matches(slots):
+                unit.misses = 0
+                unit.run()
+                for slot, result in unit.sets:
+                    slots[slot] = result
+                for slot in unit.drops:
+                    slots[slot] = None
+            else:
+                unit.misses += 1
+                if unit.misses >= MISSES_TO_DISSOLVE:      # walked from now on
+                    replay.dissolve(position)
+                    position += unit.stop - unit.first - 1
+                yield from self._walk(range(unit.first, unit.stop), slots)
+            position += 1
+
     def execute_iter(self, inputs: Mapping[str, np.ndarray], profile: dict | None = None,
                      into: Mapping[str, np.ndarray] | None = None) -> Generator[None, None, Mapping[str, np.ndarray]]:
         """`execute` as a generator that yields between steps (and wherever a
@@ -113,30 +173,15 @@ class ExecutionPlan:
         slots = self._initial_slots(inputs)
         if self._buffers is None:
             self._buffers = [np.empty(shape, dtype) for shape, dtype in self.buffer_shapes]
-        buffers = self._buffers
-        for index, step in enumerate(self.steps):
-            # A yield BETWEEN steps, none after the last: the outputs' copy belongs to the
-            # last step's slice, and a one-step plan (an lstm) runs in one resumption, not
-            # two (each ~0.5 µs and a clock read, a call into JavaScript, in Pyodide).
-            if index:
-                yield
-            start = perf_counter() if profile is not None else 0.0
-            arrays = [None if i < 0 else slots[i] for i in step.input_slots]
-            if step.buffer < 0:
-                results = step.kernel(arrays, step.node.attributes, step.output_descriptors)
-            else:
-                results = step.kernel(arrays, step.node.attributes, step.output_descriptors,
-                                      out=buffers[step.buffer])
-            if isinstance(results, GeneratorType):
-                results = yield from results
-            if check:
-                _check(step, results)
-            for slot, result in zip(step.output_slots, results):
-                slots[slot] = result
-            for slot in step.release:
-                slots[slot] = None
-            if profile is not None:
-                profile[step.name] = profile.get(step.name, 0.0) + perf_counter() - start
+        replay = self._replay if profile is None and not check else None
+        if replay is not None and replay.schedule is not None:
+            yield from self._replayed(replay, slots)
+        elif replay is not None:
+            yield from self._walk(range(len(self.steps)), slots, recording=replay.recording_run())
+            if replay.finish_run(self) and replay.schedule is None:
+                self._replay = None             # nothing to replay: walked as before
+        else:
+            yield from self._walk(range(len(self.steps)), slots, check, profile)
         self._verified = True
         if into is None:
             return self._results(slots)

@@ -214,7 +214,7 @@ def _viewing_input(unit: Unit, position: int, view: Callable) -> Callable:
         inputs = list(inputs)
         inputs[position] = view(inputs[position])
         return kernel(inputs, attributes, descriptors, **out)
-    for flag in ("writes_into", "rows_out", "strided_out"):
+    for flag in ("writes_into", "rows_out", "strided_out", "replayable"):
         if getattr(kernel, flag, False):
             setattr(reshaped, flag, True)
     return reshaped
@@ -258,13 +258,22 @@ def _prefixed(first: Unit, then: Unit) -> Unit:
     first_attributes, then_attributes = first.nodes[0].attributes, then.nodes[0].attributes
     then_descriptors = [v.descriptor for v in then.outputs]
 
+    # first's small result goes into an array of the unit's own where first writes into one:
+    # the same memory every run (runtime/replay.py replays such a unit's calls).
+    into_own = getattr(run_first, "writes_into", False)
+    own = np.empty(first_descriptors[0].shape, first_descriptors[0].type.numpy) if into_own else None
+
     def kernel(inputs, _attributes, _outputs, **out):
-        value = run_first(inputs[:count], first_attributes, first_descriptors)[0]
+        if own is None:
+            value = run_first(inputs[:count], first_attributes, first_descriptors)[0]
+        else:
+            value = run_first(inputs[:count], first_attributes, first_descriptors, out=own)[0]
         rest = list(inputs[count:])
         rest.insert(position, value)
         return run_then(rest, then_attributes, then_descriptors, **out)
     if getattr(run_then, "writes_into", False):
         kernel.writes_into = True
+    kernel.replayable = into_own and getattr(run_first, "replayable", False) and getattr(run_then, "replayable", False)
     merged = Unit(first.nodes[0], kernel)
     merged.kind = then.kind
     merged.nodes = first.nodes + then.nodes
@@ -410,6 +419,7 @@ def _absorb_view(producer: Unit, view: Unit) -> Unit:
                 out = np.empty(shape, _FLOAT32)
             return [result_of(kernel(inputs, attributes, outputs, out=place(out))[0], out)]
         absorbed.writes_into = True
+        absorbed.replayable = getattr(kernel, "replayable", False)
         return absorbed
 
     merged = Unit(producer.nodes[0], wrap(inner))
@@ -475,6 +485,7 @@ def _concat_in_place(producers: list[Unit], concat: Unit) -> Unit:
             run(inputs[first:first + count], attributes, descriptors, out=out[..., channel:channel + width])
         return [out]
     kernel.writes_into = True
+    kernel.replayable = all(getattr(piece[0], "replayable", False) for piece in pieces)
     merged = Unit(producers[0].nodes[0], kernel)
     merged.nodes = [node for producer in producers for node in producer.nodes] + concat.nodes
     merged.inputs = [v for producer in producers for v in producer.inputs]

@@ -206,7 +206,7 @@ def _rows_gemm(fast, b: np.ndarray, packed, out_shape: tuple, take_a: Callable, 
             result = run(take_a(inputs[0]), np.empty(out_shape, _F32) if out is None else out, bias_m, bias_cols,
                          residual, clamp)
             return [result.reshape(out_shape)]
-        kernel.writes_into = True
+        kernel.writes_into = kernel.replayable = True
         kernel.rows_out = True
         return kernel
     return make
@@ -343,7 +343,7 @@ def _max_pool(node: Node, constant_of):
         out = np.empty(shape, _F32) if out is None else out
         return [fast.maxpool_nhwc(np.ascontiguousarray(inputs[0]), attributes["windowDimensions"],
                                   attributes["strides"], attributes["dilations"], pads, out)]
-    kernel.writes_into = True
+    kernel.writes_into = kernel.replayable = True
     return kernel
 
 
@@ -363,7 +363,7 @@ def _average_pool(node: Node, constant_of):
     def kernel(inputs, _attributes, _outputs, out=None):
         out = np.empty(shape, _F32) if out is None else out
         return [fast.global_avgpool_nhwc(np.ascontiguousarray(inputs[0]), out)]
-    kernel.writes_into = True
+    kernel.writes_into = kernel.replayable = True
     return kernel
 
 
@@ -387,7 +387,7 @@ def _channel_scale(node: Node, constant_of):
         x = np.ascontiguousarray(inputs[big])
         out = np.empty(x.shape, _F32) if out is None else out
         return [fast.scale_channels(x, np.ascontiguousarray(inputs[1 - big]).reshape(n, c), out)]
-    kernel.writes_into = True
+    kernel.writes_into = kernel.replayable = True
     return kernel
 
 
@@ -424,11 +424,12 @@ def _transpose(node: Node, constant_of):
         for n in range(batches):
             source = matrix(x[n])
             if source is None:
+                kernels.untraceable()
                 out[n] = x[n].transpose(np.subtract(permutation[1:], 1))
             else:
                 fast.copy_2d(source.T, out[n].reshape(cols, rows))
         return [out]
-    kernel.writes_into = True
+    kernel.writes_into = kernel.replayable = True
     return kernel
 
 

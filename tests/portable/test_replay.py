@@ -1,0 +1,160 @@
+"""Step replay (webnn_py/runtime/replay.py): in Pyodide a plan records its C kernels' calls at
+its second and third run and then makes them as one call per segment; the results must be
+those of walking the steps, bit for bit, whatever the inputs do. On the host nothing records
+(the ctypes kernels gain nothing from it) and the plan walks.
+
+Portable: runs on host CPython and inside Pyodide (where the replay is what is tested). The
+reference is the same graph walked step by step (its replay switched off), and a float64
+numpy evaluation of the same operators for the first run.
+"""
+import sys
+
+import numpy as np
+
+import webnn_py
+from webnn_py.runtime import replay
+from webnn_py.runtime.replay import Segment
+
+IN_PYODIDE = sys.platform == "emscripten"
+H = W = 16
+C = 8
+
+
+def _f32(*shape):
+    return {"dataType": "float32", "shape": list(shape)}
+
+
+def _weights(seed: int = 5) -> dict:
+    rng = np.random.default_rng(seed)
+    u = lambda *s: rng.uniform(-0.5, 0.5, s).astype(np.float32)   # noqa: E731
+    return {"w1": u(16, 1, 1, C), "b1": u(16), "dw": u(1, 3, 3, 16), "bd": u(16), "s1": u(4, 1, 1, 16),
+            "s2": u(16, 1, 1, 4), "w3": u(C, 1, 1, 16), "w4": u(8, 3, 3, C), "wa": u(4, 1, 1, 8), "wb": u(4, 1, 1, 8)}
+
+
+def _build(b, x, k):
+    """A small NHWC CNN with what the zoo's models have: a pointwise conv + relu, a depthwise
+    conv + clamp, a squeeze-excitation block, a residual add, a strided 3x3 conv + hardSwish
+    (im2col), a maxPool and a concat of two convolutions."""
+    const = {name: b.constant(_f32(*a.shape), a) for name, a in k.items()}
+    nhwc = {"inputLayout": "nhwc", "filterLayout": "ohwi"}
+    c1 = b.relu(b.conv2d(x, const["w1"], {**nhwc, "bias": const["b1"]}))
+    c2 = b.clamp(b.conv2d(c1, const["dw"], {"inputLayout": "nhwc", "filterLayout": "ihwo", "groups": 16,
+                                             "padding": [1, 1, 1, 1], "bias": const["bd"]}),
+                 {"minValue": 0, "maxValue": 6})
+    pooled = b.averagePool2d(c2, {"windowDimensions": [H, W], "layout": "nhwc"})
+    scale = b.hardSigmoid(b.conv2d(b.relu(b.conv2d(pooled, const["s1"], nhwc)), const["s2"], nhwc))
+    c3 = b.add(b.conv2d(b.mul(c2, scale), const["w3"], nhwc), x)
+    c4 = b.hardSwish(b.conv2d(c3, const["w4"], {**nhwc, "padding": [1, 1, 1, 1], "strides": [2, 2]}))
+    m = b.maxPool2d(c4, {"windowDimensions": [3, 3], "strides": [2, 2], "layout": "nhwc"})
+    return b.concat([b.relu(b.conv2d(m, const["wa"], nhwc)), b.relu(b.conv2d(m, const["wb"], nhwc))], 3)
+
+
+def _reference(x: np.ndarray, k: dict) -> np.ndarray:
+    """The same network in float64 numpy (NHWC; filters OHWI, the depthwise one IHWO)."""
+    def conv(v, w, stride=1, pad=0, groups=1):
+        v = np.pad(v, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+        o, kh, kw, _ = w.shape
+        oh, ow = (v.shape[1] - kh) // stride + 1, (v.shape[2] - kw) // stride + 1
+        out = np.zeros((1, oh, ow, o))
+        for i in range(kh):
+            for j in range(kw):
+                patch = v[:, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride, :]
+                out += patch * w[:, i, j, 0] if groups > 1 else patch @ w[:, i, j, :].T
+        return out
+
+    relu = lambda v: np.maximum(v, 0)     # noqa: E731
+    x = x.astype(np.float64)
+    k = {name: a.astype(np.float64) for name, a in k.items()}
+    c1 = relu(conv(x, k["w1"]) + k["b1"])
+    c2 = np.clip(conv(c1, k["dw"].transpose(3, 1, 2, 0), pad=1, groups=16) + k["bd"], 0, 6)
+    s = relu(conv(c2.mean(axis=(1, 2), keepdims=True), k["s1"]))
+    s = np.clip(0.2 * conv(s, k["s2"]) + 0.5, 0, 1)
+    c3 = conv(c2 * s, k["w3"]) + x
+    c4 = conv(c3, k["w4"], stride=2, pad=1)
+    c4 = c4 * np.clip(c4 + 3, 0, 6) / 6
+    m = np.max([c4[:, i:i + 5:2, j:j + 5:2, :] for i in range(3) for j in range(3)], axis=0)
+    return np.concatenate([relu(conv(m, k["wa"])), relu(conv(m, k["wb"]))], axis=3)
+
+
+async def _plans(k: dict):
+    """(the plan that replays, the same graph's plan that walks)."""
+    plans = []
+    for _ in range(2):
+        context = await webnn_py.ml.createContext()
+        b = webnn_py.MLGraphBuilder(context)
+        graph = await b.build({"y": _build(b, b.input("x", _f32(1, H, W, C)), k)})
+        plans.append(graph._implementation)
+    plans[1]._replay = None
+    return plans
+
+
+def _segments(plan) -> list:
+    schedule = plan._replay.schedule if plan._replay is not None else None
+    return [unit for unit in schedule or () if isinstance(unit, Segment)]
+
+
+async def test_replayed_runs_match_the_walk_bit_for_bit():
+    k = _weights()
+    replayed, walked = await _plans(k)
+    x = np.random.default_rng(1).uniform(-1, 1, (1, H, W, C)).astype(np.float32)
+    first = replayed.execute({"x": x})["y"]
+    np.testing.assert_allclose(first, _reference(x, k), rtol=1e-4, atol=1e-4)
+    rng = np.random.default_rng(2)
+    for run in range(6):
+        # The same input array, new values in place: a segment reading it reads them.
+        x[...] = rng.uniform(-1, 1, x.shape)
+        got, expected = replayed.execute({"x": x})["y"], walked.execute({"x": x})["y"]
+        assert got.tobytes() == expected.tobytes(), f"run {run + 2} differs"
+    if IN_PYODIDE:
+        bound = sum(segment.stop - segment.first for segment in _segments(replayed))
+        assert bound >= len(replayed.steps) - 2, (bound, len(replayed.steps), replayed._replay.schedule)
+    else:
+        assert replayed._replay is None          # the host walks: nothing records
+
+
+async def test_new_input_arrays_walk_the_steps_reading_them():
+    """A dispatch's inputs are other arrays each time (writeTensor replaces a tensor's
+    array): the step reading them is a segment alone, walked after it misses a few times,
+    while the steps after it still replay; the results stay the walk's."""
+    replayed, walked = await _plans(_weights(7))
+    rng = np.random.default_rng(3)
+    for run in range(replay.RECORDING_RUNS + replay.MISSES_TO_DISSOLVE + 3):
+        x = rng.uniform(-1, 1, (1, H, W, C)).astype(np.float32)
+        got, expected = replayed.execute({"x": x})["y"], walked.execute({"x": x})["y"]
+        assert got.tobytes() == expected.tobytes(), f"run {run + 1} differs"
+    if IN_PYODIDE:
+        reads_input = [i for i, step in enumerate(replayed.steps)
+                       if set(step.input_slots) & set(replayed.input_slots.values())]
+        schedule = replayed._replay.schedule
+        assert all(i in schedule for i in reads_input), schedule       # dissolved: walked
+        assert _segments(replayed)
+
+
+async def test_dispatches_through_tensors_replay_too():
+    """The API's own path: writeTensor, dispatch, readTensor, a graph dispatched ten times."""
+    k = _weights(9)
+    context = await webnn_py.ml.createContext()
+    b = webnn_py.MLGraphBuilder(context)
+    graph = await b.build({"y": _build(b, b.input("x", _f32(1, H, W, C)), k)})
+    tx = await context.createTensor({**_f32(1, H, W, C), "writable": True})
+    ty = await context.createTensor({**_f32(1, 3, 3, 8), "readable": True})
+    rng = np.random.default_rng(4)
+    for run in range(10):
+        x = rng.uniform(-1, 1, (1, H, W, C)).astype(np.float32)
+        context.writeTensor(tx, x)
+        context.dispatch(graph, {"x": tx}, {"y": ty})
+        y = np.frombuffer(await context.readTensor(ty), np.float32).reshape(1, 3, 3, 8)
+        np.testing.assert_allclose(y, _reference(x, k), rtol=1e-4, atol=1e-4, err_msg=f"dispatch {run + 1}")
+    if IN_PYODIDE:
+        assert _segments(graph._implementation)
+    context.destroy()
+
+
+async def test_a_profiled_run_walks_every_step():
+    replayed, _ = await _plans(_weights())
+    x = np.ones((1, H, W, C), np.float32)
+    for _ in range(4):
+        replayed.execute({"x": x})
+    profile: dict = {}
+    replayed.execute({"x": x}, profile=profile)
+    assert set(profile) == {step.name for step in replayed.steps}
