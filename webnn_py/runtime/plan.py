@@ -143,8 +143,8 @@ class ExecutionPlan:
             if position:
                 yield
             unit = schedule[position]
-            if type(unit) is int:
-                yield from self._walk((unit,), slots)
+            if type(unit) is range:
+                yield from self._walk(unit, slots)
             elif unit.matches(slots):
                 unit.misses = 0
                 unit.run()
@@ -156,7 +156,6 @@ class ExecutionPlan:
                 unit.misses += 1
                 if unit.misses >= MISSES_TO_DISSOLVE:      # walked from now on
                     replay.dissolve(position)
-                    position += unit.stop - unit.first - 1
                 yield from self._walk(range(unit.first, unit.stop), slots)
             position += 1
 

@@ -76,7 +76,7 @@ class Segment:
 
 
 class Replay:
-    """A plan's recordings and, once made, its schedule: step indices (walked) and Segments."""
+    """A plan's recordings and, once made, its schedule: ranges of steps (walked) and Segments."""
 
     def __init__(self, recorder: kernels.Recorder):
         self._recorder = recorder
@@ -118,6 +118,8 @@ class Replay:
     def finish_run(self, plan) -> bool:
         """After a recording run: with every recording made, the schedule (None if no step
         is bound); whether it was made."""
+        # A run that raised (or was closed) part way left a shorter list: not a recording.
+        self._recordings = [run for run in self._recordings if len(run) == len(plan.steps)]
         if len(self._recordings) < RECORDING_RUNS:
             return False
         self.schedule = _schedule(plan, *self._recordings)
@@ -125,8 +127,9 @@ class Replay:
         return True
 
     def dissolve(self, index: int) -> None:
+        """The segment at schedule[index] walked from now on."""
         segment = self.schedule[index]
-        self.schedule[index:index + 1] = list(range(segment.first, segment.stop))
+        self.schedule[index] = range(segment.first, segment.stop)
 
 
 def _call(step, arrays, out):
@@ -212,8 +215,11 @@ def _schedule(plan, first_run: list, second_run: list) -> list | None:
     index = 0
     while index < len(steps):
         if not bound[index]:
-            schedule.append(index)
-            index += 1
+            stop = index + 1
+            while stop < len(steps) and not bound[stop]:
+                stop += 1
+            schedule.append(range(index, stop))
+            index = stop
             continue
         stop, seconds = index + 1, second_run[index].seconds
         if not reads_input(index):          # a step reading a graph input is a segment alone
