@@ -174,3 +174,25 @@ async def test_a_run_that_fails_part_way_is_no_recording():
         assert replayed.execute({"x": x})["y"].tobytes() == walked.execute({"x": x})["y"].tobytes(), run
     if IN_PYODIDE:
         assert _segments(replayed)
+
+
+async def test_the_page_can_switch_it_off():
+    """webnnPolyfillConfig.stepReplay: false (read once, when the first plan is made): plans walk."""
+    if not IN_PYODIDE:
+        return
+    import js  # type: ignore[import-not-found]
+    from pyodide.ffi import to_js  # type: ignore[import-not-found]
+
+    before = getattr(js.globalThis, "webnnPolyfillConfig", None)
+    try:
+        js.globalThis.webnnPolyfillConfig = to_js({"stepReplay": False}, dict_converter=js.Object.fromEntries)
+        replay._enabled = None
+        off, _ = await _plans(_weights())
+        assert off._replay is None
+        js.globalThis.webnnPolyfillConfig = to_js({}, dict_converter=js.Object.fromEntries)
+        replay._enabled = None
+        on, _ = await _plans(_weights())
+        assert on._replay is not None
+    finally:
+        js.globalThis.webnnPolyfillConfig = before
+        replay._enabled = None

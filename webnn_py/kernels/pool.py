@@ -195,15 +195,15 @@ def worker_count() -> int:
         if not getattr(js, "crossOriginIsolated", False) or not hasattr(js, "Worker"):
             return 0   # not isolated, or a scope without dedicated workers (a service worker)
         cores = int(getattr(js.navigator, "hardwareConcurrency", 1) or 1)
-        wanted = _page_setting("kernelThreads", cores - 1)
+        wanted = page_setting("kernelThreads", cores - 1)
         return max(min(int(wanted), MAX_WORKERS), 0)
     except Exception:  # noqa: BLE001 - anything odd: no threads
         return 0
 
 
-def _page_setting(name: str, default: float) -> float:
-    """webnnPolyfillConfig[name] where the page set it as a number: plain data properties
-    only, so no page getter runs here."""
+def page_setting(name: str, default: float) -> float:
+    """webnnPolyfillConfig[name] where the page set it as a number (or a boolean: 0 or 1): plain
+    data properties only, so no page getter runs here. Pyodide only."""
     import js  # type: ignore[import-not-found]
 
     config = js.Object.getOwnPropertyDescriptor(js.globalThis, "webnnPolyfillConfig")
@@ -302,9 +302,9 @@ def _start(main_exports, heap_memory, workers: int, address, variant: str, recor
         shared = (resources.files(__package__) / "wasm" / shared_variant(variant)).read_bytes()
         make_pool = run_js(f"(function () {{\n{source}\n}})()")
         module = js.WebAssembly.Module.new(to_js(shared))
-        linger = float(_page_setting("kernelThreadsLingerMs", LINGER_MS))
+        linger = float(page_setting("kernelThreadsLingerMs", LINGER_MS))
         linger = LINGER_MS if linger != linger or linger < 0 else linger     # NaN or < 0: the default
-        trace = bool(_page_setting("kernelThreadsTrace", 0))   # bench/threads.py --trace
+        trace = bool(page_setting("kernelThreadsTrace", 0))   # bench/threads.py --trace
         return KernelPool(make_pool(module, heap_memory, main_exports, workers, MAX_BYTES, linger, trace), address,
                           recorder)
     except Exception as e:  # noqa: BLE001 - the single-thread kernels serve

@@ -10,6 +10,9 @@ gelu, fused or not) go into buffers the compiler assigned (compiler._buffers: on
 buffer serves every value whose lifetime does not overlap, views included),
 allocated at the first run and reused by every later one. Other kernels allocate
 their results, and every slot is dropped after its last reader (liveness).
+
+Replay: in Pyodide, from the fourth run on, runs of steps whose C kernel calls were recorded
+alike at the second and third run are made as one call each, without the walk (replay.py).
 """
 from __future__ import annotations
 

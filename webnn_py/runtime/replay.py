@@ -29,7 +29,8 @@ What makes that safe:
   page's 8 ms time slice): the timeline still gets control between segments.
 
 Only the wasm kernels record (Kernels.recorder): on the host, ctypes calls from Python gain
-nothing. A profiled run (`profile=`) walks every step.
+nothing. A profiled run (`profile=`) walks every step, and a page's `webnnPolyfillConfig`
+`stepReplay: false` walks them all (bench/threads.py --pool compares the two).
 """
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ import numpy as np
 from .. import kernels
 
 SEGMENT_SECONDS = 0.002
+# webnnPolyfillConfig.stepReplay (default true; false walks every step, as before), read once.
+_enabled: bool | None = None
 MISSES_TO_DISSOLVE = 3
 RECORDING_RUNS = 2
 
@@ -86,9 +89,16 @@ class Replay:
 
     @staticmethod
     def for_plan() -> "Replay | None":
-        fast = kernels.simd()
-        recorder = getattr(fast, "recorder", None)
-        return None if recorder is None else Replay(recorder)
+        """A plan's Replay where the kernels record (wasm) and the page has not switched it off."""
+        global _enabled
+        recorder = getattr(kernels.simd(), "recorder", None)
+        if recorder is None:
+            return None
+        if _enabled is None:
+            from ..kernels.pool import page_setting
+
+            _enabled = bool(page_setting("stepReplay", 1))
+        return Replay(recorder) if _enabled else None
 
     def recording_run(self) -> list:
         """A list to note this run's steps in (record_step)."""
