@@ -103,6 +103,12 @@ def address_of(array) -> int:
     return array.__array_interface__["data"][0]
 
 
+def remembered_arrays() -> list:
+    """(address, array) of the live arrays whose addresses address_of remembers (None for one
+    that died since)."""
+    return [(address, reference()) for reference, address in list(_addresses.values())]
+
+
 class Kernels:
     """numpy-level calls of the C entry points, given as attributes of `functions`
     (a wasm instance's exports or a ctypes library) taking ints and floats."""

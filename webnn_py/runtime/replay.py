@@ -105,7 +105,7 @@ class Replay:
         self._recordings.append([])
         # The arrays whose addresses the kernels took up to now, as they stand before this run:
         # the constants, packed weights and scratch that the first run's calls used.
-        self._known = Spans((address, reference()) for reference, address in list(kernels._addresses.values()))
+        self._known = Spans(kernels.remembered_arrays())
         return self._recordings[-1]
 
     def record_step(self, run: list, step, arrays, out) -> list:
