@@ -534,8 +534,7 @@ class Kernels:
         recurrent runner's run makes 2 C calls per direction. Elsewhere (ctypes, a call that is
         not a bound export: the pool's GEMM path) the calls run from Python."""
         calls = tuple(calls)
-        if self.name == "wasm" and all(type(call) is partial and not call.keywords
-                                       and len(call.args) <= _CHAIN_ARGUMENTS for call in calls):
+        if self.name == "wasm" and all(type(call) is partial and not call.keywords for call in calls):
             from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
             return _js_chain()(to_js([[call.func, list(call.args)] for call in calls]))
@@ -628,14 +627,16 @@ def _recording_wrapper():
     if _RECORDING_WRAPPER is None:
         from pyodide.code import run_js  # type: ignore[import-not-found]
 
-        arguments = ", ".join(f"a{i}" for i in range(_CHAIN_ARGUMENTS))
+        # Each call passes on exactly the arguments it was given (a rest parameter, the
+        # Reflect.apply captured here): a wasm export is never called with more than its own.
         _RECORDING_WRAPPER = run_js(
-            "(functions, names, state) => { const wrapped = Object.create(null); "
-            f"const wrap = (name, f) => ({arguments}) => {{ if (state.on) {{ const call = Object.create(null); "
-            f"call.name = name; call.f = f; call.args = [{arguments}]; state.calls[state.count++] = call; }} "
-            f"return f({arguments}); }}; "
+            "(() => { const apply = Reflect.apply; return (functions, names, state) => { "
+            "const wrapped = Object.create(null); "
+            "const wrap = (name, f) => (...args) => { if (state.on) { const call = Object.create(null); "
+            "call.name = name; call.f = f; call.args = args; state.calls[state.count++] = call; } "
+            "return apply(f, undefined, args); }; "
             "for (let i = 0; i < names.length; i++) wrapped[names[i][1]] = wrap(names[i][0], functions[names[i][1]]); "
-            "return wrapped; }")
+            "return wrapped; }; })()")
     return _RECORDING_WRAPPER
 
 
@@ -648,25 +649,23 @@ def _recorder():
 
 
 _JS_CHAIN = None
-# The most arguments of a recorded function (the kernel pool's conv takes 29): what a chained or
-# recorded call passes.
-_CHAIN_ARGUMENTS = 29
 
 
 def _js_chain():
     """The JS function making Kernels.chain's call from [[export, arguments], ...]. It runs
-    beside page script: no spread, apply or Array method (which a page can replace), only
-    indexing of the dense arrays made here; a wasm export ignores arguments past its own. Its
-    array writes (and to_js's pushes) are made while the shim has taken page-added setters off
-    Array.prototype (webnn-polyfill.js, guarded), so no export passes through page code."""
+    beside page script: no spread or Array method (which a page can replace), only indexing of
+    the dense arrays made here and the Reflect.apply captured when it is made (each export gets
+    exactly its own arguments). Its array writes (and to_js's pushes) are made while the shim
+    has taken page-added setters off Array.prototype (webnn-polyfill.js, guarded), so no export
+    passes through page code."""
     global _JS_CHAIN
     if _JS_CHAIN is None:
         from pyodide.code import run_js  # type: ignore[import-not-found]
 
-        arguments = ", ".join(f"a[{i}]" for i in range(_CHAIN_ARGUMENTS))
-        _JS_CHAIN = run_js("(calls) => { const n = calls.length, fs = [], args = []; "
+        _JS_CHAIN = run_js("(() => { const apply = Reflect.apply; return (calls) => { "
+                           "const n = calls.length, fs = [], args = []; "
                            "for (let i = 0; i < n; i++) { fs[i] = calls[i][0]; args[i] = calls[i][1]; } "
-                           f"return () => {{ for (let i = 0; i < n; i++) {{ const a = args[i]; fs[i]({arguments}); }} }}; }}")
+                           "return () => { for (let i = 0; i < n; i++) apply(fs[i], undefined, args[i]); }; }; })()")
     return _JS_CHAIN
 
 

@@ -272,4 +272,4 @@ def _segment(plan, first: int, stop: int, run: list) -> Segment:
 
 def _bound(call):
     """A recorded call as Kernels.chain takes it: a partial of the export, no keywords."""
-    return partial(call.function, *[value for value in call.values if value is not None])
+    return partial(call.function, *call.values)
