@@ -128,6 +128,9 @@ class Replay:
     def finish_run(self, plan) -> bool:
         """After a recording run: with every recording made, the schedule (None if no step
         is bound); whether it was made."""
+        # The arrays known before the run are held only while recording (they may include
+        # another plan's dead results' memory).
+        self._known = Spans(())
         # A run that raised (or was closed) part way left a shorter list: not a recording.
         self._recordings = [run for run in self._recordings if len(run) == len(plan.steps)]
         if len(self._recordings) < RECORDING_RUNS:
