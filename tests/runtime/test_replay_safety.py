@@ -80,7 +80,7 @@ def test_numpy_copy_path_of_copy_2d_is_untraceable():
 
 
 def _call(name, values):
-    return kernels.RecordedCall(name, None, None, tuple(values))
+    return kernels.RecordedCall(name, None, tuple(values))
 
 
 def test_every_address_must_lie_in_a_live_array():

@@ -546,8 +546,8 @@ class Kernels:
 
 
 # Which arguments of each export are addresses (kernels.c's pointer parameters, by position;
-# tests/kernels/test_recorder.py reads them from kernels.c): runtime/replay.py holds the
-# arrays they point into for as long as it replays the calls.
+# tests/runtime/test_replay_safety.py checks them against kernels.c and pool.js):
+# runtime/replay.py holds the arrays they point into for as long as it replays the calls.
 POINTER_ARGUMENTS = {
     "clamp_f32": (0, 1), "copy_2d_f32": (0, 5), "gemm_pack_b": (2, 4), "sgemm": (3, 6, 8, 10, 11, 12, 16),
     "sgemm_batch": (4, 8, 12, 18, 19), "gemm_epilogue": (0, 1, 5, 6, 7), "depthwise_nhwc": (4, 5, 8, 9),
@@ -567,8 +567,7 @@ _recording: "Recorder | None" = None
 class RecordedCall(NamedTuple):
     name: str          # the export's name
     function: object   # the export itself (a JS function): what a replay calls
-    arguments: object  # the JS array of its arguments, as the call passed them
-    values: tuple      # the same arguments as Python numbers (to compare and to find addresses)
+    values: tuple      # its arguments as Python numbers (to compare, to find addresses, to replay)
 
 
 class Recorder:
@@ -606,7 +605,7 @@ class Recorder:
         recorded = []
         for index in range(int(state.count)):
             call = getattr(calls, str(index))
-            recorded.append(RecordedCall(str(call.name), call.f, call.args, tuple(call.args.to_py())))
+            recorded.append(RecordedCall(str(call.name), call.f, tuple(call.args.to_py())))
             setattr(calls, str(index), None)
         return None if self.refused else tuple(recorded)
 

@@ -2,7 +2,7 @@
 
 In Pyodide a step of a small CNN costs ~13 µs of Python around its C calls (the plan's walk, the
 kernel's wrappers, argument checks and addresses, each export's crossing into JavaScript):
-mobilenet_v3_small's 44 steps spend ~0.6 ms a run there, ~10 % of the run. But a plan's steps
+mobilenet_v3_small's 45 steps spend ~0.6 ms a run there, ~10 % of the run. But a plan's steps
 make the same calls every dispatch: the same exports, on the same buffers, with the same sizes.
 So after its first run (which checks every result), a plan records the export calls of each step
 twice (kernels.Recorder, at its second and third run), and a step whose two recordings agree
@@ -12,7 +12,8 @@ call into JavaScript (kernels.Kernels.chain's), with no Python per step.
 What makes that safe:
 - Opt-in. A kernel marks itself `replayable` only where all it does is export calls on its
   inputs, its `out` and arrays it holds (its paths that compute in numpy call
-  kernels.untraceable(), as the kernel pool's entry does, and the recording is refused).
+  kernels.untraceable(), and the recording is refused). The kernel pool's calls are recorded
+  like exports: pool.js still decides at each replayed call whether its workers take part.
 - Addresses. Every address a recorded call passes (kernels.POINTER_ARGUMENTS) must lie in a
   live array: one of the step's inputs, results or `out`, or an array whose address the
   kernels took (kernels.address_of's memory: constants, packed weights, scratch). The segment
@@ -221,6 +222,7 @@ def _schedule(plan, first_run: list, second_run: list) -> list | None:
     bound = [_agree(a, b) and bool(b.calls) for a, b in zip(first_run, second_run)]
     if not any(bound):
         return None
+
     def reads_input(index: int) -> bool:
         return any(slot in graph_inputs for slot in steps[index].input_slots)
 
