@@ -45,8 +45,12 @@ def _dispatch_records(s, inputs, outputs):
     s["context"]._dispatch_records(s["graph"], len(inputs), pairs)
 
 
+async def _read_tensor(s, tensor):
+    return np.frombuffer(await s["context"].readTensor(tensor), np.float32).reshape(2, 2)
+
+
 async def _read(s, name):
-    return np.frombuffer(await s["context"].readTensor(s[name]), np.float32).reshape(2, 2)
+    return await _read_tensor(s, s[name])
 
 
 def _failure(call):
@@ -83,7 +87,7 @@ async def test_a_remembered_binding_fails_every_check_as_the_full_steps_do():
             s["other"] = await _setup()
             if remembered:
                 dispatch(s, {"x": s["x"], "z": s["z"]}, {"y": s["y"]})
-                assert s["graph"]._dispatch_binding is not None, name
+                assert s["graph"]._dispatch_bindings, name
                 assert np.array_equal(await _read(s, "y"), X * 10 + Z), name
             if change is not None:
                 change(s)
@@ -127,6 +131,36 @@ async def test_records_with_a_repeated_name_bind_the_later_tensor():
 async def test_a_destroyed_graph_drops_its_binding():
     s = await _setup()
     _dispatch_plain(s, {"x": s["x"], "z": s["z"]}, {"y": s["y"]})
-    assert {type(t) for t in s["graph"]._dispatch_binding.tensors} == {MLTensor}
+    assert {type(t) for t in s["graph"]._dispatch_bindings[0].tensors} == {MLTensor}
     s["graph"].destroy()
-    assert s["graph"]._dispatch_binding is None
+    assert s["graph"]._dispatch_bindings == ()
+
+
+async def test_tensors_bound_in_turn_are_each_validated_once(monkeypatch):
+    """ORT-web's WebNN EP hands dispatch() a model's same-shaped tensors in turn (the output of
+    one run is an input of the next): each of the rotating bindings takes §8.3.1's full steps
+    once, and every dispatch computes from its own tensors. A fifth binding forgets the
+    oldest, which then takes the full steps again."""
+    for dispatch in DISPATCHES:
+        s = await _setup()
+        s["w"] = await s["context"].createTensor({**F32, "writable": True, "readable": True})
+        bound = []
+        full_steps = type(s["context"])._bind
+        monkeypatch.setattr(type(s["context"]), "_bind", lambda *a: bound.append(a[2]) or full_steps(*a))
+        rotation = [({"x": s["x"], "z": s["z"]}, {"y": s["w"]}), ({"x": s["w"], "z": s["x"]}, {"y": s["z"]}),
+                    ({"x": s["z"], "z": s["w"]}, {"y": s["x"]})]
+        for _ in range(3):
+            for inputs, outputs in rotation:
+                x, z = [await _read_tensor(s, inputs[k]) for k in ("x", "z")]
+                dispatch(s, inputs, outputs)
+                y = await _read_tensor(s, outputs["y"])
+                assert np.array_equal(y, x * 10 + z), dispatch.__name__
+        assert len(bound) == 3, (dispatch.__name__, bound)
+        for name in ("x2", "y2"):
+            s[name] = await s["context"].createTensor({**F32, "writable": True, "readable": True})
+        dispatch(s, {"x": s["x2"], "z": s["y2"]}, {"y": s["w"]})
+        dispatch(s, {"x": s["y2"], "z": s["x2"]}, {"y": s["w"]})
+        assert len(s["graph"]._dispatch_bindings) == 4
+        dispatch(s, *rotation[0])
+        assert len(bound) == 6, (dispatch.__name__, bound)
+        monkeypatch.undo()

@@ -11,7 +11,7 @@ class MLGraph:
         self._output_descriptors = output_descriptors
         self._implementation = None                     # runtime.plan.ExecutionPlan, set on the timeline
         self._is_destroyed = False
-        self._dispatch_binding = None       # MLContext's last validated dispatch() binding
+        self._dispatch_bindings = ()        # MLContext's last validated dispatch() bindings
 
     @operation("MLGraph")
     def destroy(self) -> None:
@@ -19,7 +19,7 @@ class MLGraph:
         if self._is_destroyed:
             return
         self._is_destroyed = True
-        self._dispatch_binding = None       # the tensors it holds
+        self._dispatch_bindings = ()        # the tensors they hold
 
         def release():
             self._implementation = None
