@@ -196,3 +196,83 @@ async def test_the_page_can_switch_it_off():
     finally:
         js.globalThis.webnnPolyfillConfig = before
         replay._enabled = None
+
+
+# An encoder block as the zoo's transformer and ViT block have it (ONNX's spelling: the QKV
+# projection split into heads by reshapes and transposes).
+S, D, HEADS = 12, 16, 2
+
+
+def _encoder_weights(seed: int = 11) -> dict:
+    rng = np.random.default_rng(seed)
+    u = lambda *s: rng.uniform(-0.5, 0.5, s).astype(np.float32)   # noqa: E731
+    return {"g1": 1 + u(D), "e1": u(D), "wqkv": u(D, 3 * D), "bqkv": u(3 * D), "wo": u(D, D), "bo": u(D),
+            "g2": 1 + u(D), "e2": u(D), "w1": u(D, 4 * D), "b1": u(4 * D), "w2": u(4 * D, D), "b2": u(D)}
+
+
+def _build_encoder(b, x, k):
+    """x [1, S, D]: layerNormalization, the QKV matmul + bias, split into heads, softmax of the
+    scaled scores, the heads' values back into [1, S, D], the output projection + residual,
+    then layerNormalization and a gelu FFN + residual."""
+    const = {name: b.constant(_f32(*a.shape), a) for name, a in k.items()}
+    dh = D // HEADS
+    n1 = b.layerNormalization(x, {"axes": [2], "scale": const["g1"], "bias": const["e1"]})
+    qkv = b.add(b.matmul(n1, const["wqkv"]), const["bqkv"])
+    q, kk, v = (b.transpose(b.reshape(part, [1, S, HEADS, dh]), {"permutation": [0, 2, 1, 3]})
+                for part in b.split(qkv, 3, {"axis": 2}))
+    scores = b.mul(b.matmul(q, b.transpose(kk, {"permutation": [0, 1, 3, 2]})),
+                   b.constant("float32", 1 / dh ** 0.5))
+    heads = b.matmul(b.softmax(scores, 3), v)
+    attended = b.reshape(b.transpose(heads, {"permutation": [0, 2, 1, 3]}), [1, S, D])
+    h = b.add(b.add(b.matmul(attended, const["wo"]), const["bo"]), x)
+    n2 = b.layerNormalization(h, {"axes": [2], "scale": const["g2"], "bias": const["e2"]})
+    ffn = b.gelu(b.add(b.matmul(n2, const["w1"]), const["b1"]))
+    return b.add(b.add(b.matmul(ffn, const["w2"]), const["b2"]), h)
+
+
+def _encoder_reference(x: np.ndarray, k: dict) -> np.ndarray:
+    from math import erf
+
+    x = x.astype(np.float64)
+    k = {name: a.astype(np.float64) for name, a in k.items()}
+
+    def norm(v, g, e):
+        mean = v.mean(axis=-1, keepdims=True)
+        return (v - mean) / np.sqrt(((v - mean) ** 2).mean(axis=-1, keepdims=True) + 1e-5) * g + e
+
+    dh = D // HEADS
+    qkv = norm(x, k["g1"], k["e1"]) @ k["wqkv"] + k["bqkv"]
+    q, kk, v = (qkv[..., i * D:(i + 1) * D].reshape(1, S, HEADS, dh).transpose(0, 2, 1, 3) for i in range(3))
+    scores = q @ kk.transpose(0, 1, 3, 2) / dh ** 0.5
+    p = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    h = (p @ v).transpose(0, 2, 1, 3).reshape(1, S, D) @ k["wo"] + k["bo"] + x
+    f = norm(h, k["g2"], k["e2"]) @ k["w1"] + k["b1"]
+    f = f * 0.5 * (1 + np.vectorize(erf)(f / 2 ** 0.5))
+    return f @ k["w2"] + k["b2"] + h
+
+
+async def test_an_encoder_block_replays_its_normalisations_attention_and_ffn():
+    """layerNormalization, the heads' batched products, softmax and the gelu epilogue write the
+    plan's buffers by C calls alone (their working rows in the kernels' scratch), so in Pyodide
+    they are bound like the GEMMs; the results stay the walk's, bit for bit."""
+    k = _encoder_weights()
+    plans = []
+    for _ in range(2):
+        context = await webnn_py.ml.createContext()
+        b = webnn_py.MLGraphBuilder(context)
+        graph = await b.build({"y": _build_encoder(b, b.input("x", _f32(1, S, D)), k)})
+        plans.append(graph._implementation)
+    replayed, walked = plans
+    walked._replay = None
+    x = np.random.default_rng(4).uniform(-1, 1, (1, S, D)).astype(np.float32)
+    np.testing.assert_allclose(replayed.execute({"x": x})["y"], _encoder_reference(x, k), rtol=1e-4, atol=1e-4)
+    rng = np.random.default_rng(5)
+    for run in range(6):
+        x[...] = rng.uniform(-1, 1, x.shape)
+        got, expected = replayed.execute({"x": x})["y"], walked.execute({"x": x})["y"]
+        assert got.tobytes() == expected.tobytes(), f"run {run + 2} differs"
+    if IN_PYODIDE:
+        bound = {replayed.steps[i].name for segment in _segments(replayed) for i in range(segment.first, segment.stop)}
+        for name in ("layerNormalization", "softmax", "matmul+mul", "matmul+add+gelu"):
+            assert name in bound, (name, bound, replayed._replay.schedule)

@@ -149,6 +149,7 @@ class Kernels:
         holds it (runtime/replay.py's recorded calls keep the owners of their addresses)."""
         if self._scratch.size < size:
             self._scratch = np.empty(size, _F32)
+            address_of(self._scratch)       # remembered: a recorded call's address lies in it
         return self._scratch[:size]
 
     # The most output channels for which ops/convolution.py takes conv2d_direct over im2col and
@@ -283,8 +284,12 @@ class Kernels:
         if not lead:
             a, b, out = a[None], b[None], out[None]
         act, lo, hi = _activation_args(clamp)
-        scratch = np.empty(k * n, _F32) if b.strides[-1] != 4 else None
-        pack = np.empty(k * (n // 8) * 8, _F32) if m >= 16 and n >= 8 and k > 1 else None
+        # B's copy (columns not contiguous) and its packed strips, in the shared scratch.
+        copied = k * n if b.strides[-1] != 4 else 0
+        packed = k * (n // 8) * 8 if m >= 16 and n >= 8 and k > 1 else 0
+        work = self.scratch(copied + packed)
+        scratch = work[:copied] if copied else None
+        pack = work[copied:] if packed else None
         batch = a.shape[-3]
         if batch:
             a_bs, a_rs, a_cs = (s // 4 for s in a.strides[-3:])
@@ -401,19 +406,21 @@ class Kernels:
         return self.threads.conv(x, kernel, strides, dilations, pads_begin, out_hw, b, packed_b, out_rows,
                                  out_rows.strides[0] // 4, bias_n, residual_rows, act, lo, hi, cols, cols_rows)
 
-    def softmax_rows(self, x: np.ndarray) -> np.ndarray:
-        """§8.9.55 softmax along the last axis of a C-contiguous float32 array."""
-        out = np.empty(x.shape, _F32)
+    def softmax_rows(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """§8.9.55 softmax along the last axis of a C-contiguous float32 array, into `out`
+        (C-contiguous, x's shape) if given."""
+        out = np.empty(x.shape, _F32) if out is None else out
         if x.size:
             n = x.shape[-1]
-            scratch = np.empty(n, np.float64)
+            scratch = self.scratch(2 * n).view(np.float64)     # a row's exponentials
             self._softmax(self._ptr(x), self._ptr(out), x.size // n, n, self._ptr(scratch))
         return out
 
-    def layernorm_rows(self, x: np.ndarray, scale, bias, epsilon: float) -> np.ndarray:
+    def layernorm_rows(self, x: np.ndarray, scale, bias, epsilon: float, out: np.ndarray | None = None) -> np.ndarray:
         """§8.9.30 layerNormalization over the last axis of a C-contiguous float32 array;
-        scale/bias C-contiguous float32 [n] or None; evaluated in double, rounded once."""
-        out = np.empty(x.shape, _F32)
+        scale/bias C-contiguous float32 [n] or None; evaluated in double, rounded once; into
+        `out` (C-contiguous, x's shape) if given."""
+        out = np.empty(x.shape, _F32) if out is None else out
         if x.size:
             n = x.shape[-1]
             self._layernorm(self._ptr(x), self._ptr(out), x.size // n, n, self._ptr(scale), self._ptr(bias),

@@ -274,6 +274,7 @@ def gelu_into(x: np.ndarray, out: np.ndarray) -> np.ndarray:
     fast = kernels.simd() if x.flags.c_contiguous and out.flags.c_contiguous else None
     if fast is not None:
         return fast.gelu(x, out)
+    kernels.untraceable()           # numpy's passes: not a step replay can make again
     out[...] = _gelu_numpy([x], {}, None)[0]
     return out
 

@@ -572,6 +572,7 @@ def _merge(producer: Unit, consumer: Unit, operand: int) -> Unit:
                 y = producer.kernel(inputs[:first_count], None, None, out=out)[0]
             return [stage(y, inputs[first_count:first_count + extra_count])]
         kernel.writes_into = True
+        kernel.replayable = getattr(producer.kernel, "replayable", False) and getattr(stage, "replayable", False)
     else:
         def kernel(inputs, _attributes, _outputs):
             y = base(inputs[:first_count], None, None)[0]
@@ -603,6 +604,8 @@ def _stage(node: Node, operand: int) -> Callable[[np.ndarray, list], np.ndarray]
     `in_place` marks the stages that write their result into y itself."""
     stage = _stage_function(node, operand)
     stage.in_place = node.kind in _BINARY or node.kind in _UNARY_IN_PLACE or node.kind == "gelu"
+    # gelu_into's only work is the C kernel's call (its numpy path refuses a recording).
+    stage.replayable = node.kind == "gelu"
     return stage
 
 

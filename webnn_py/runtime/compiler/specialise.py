@@ -278,7 +278,7 @@ def _matmul_computed(node: Node):
         def kernel(inputs, _attributes, _outputs, out=None):
             out = np.empty(shape, _F32) if out is None else out
             return [run(inputs[0], inputs[1], out, clamp)]
-        kernel.writes_into = True
+        kernel.writes_into = kernel.replayable = True
         kernel.strided_out = True
         return kernel
     kernel = make(None, None)
@@ -433,6 +433,49 @@ def _transpose(node: Node, constant_of):
     return kernel
 
 
+def _softmax(node: Node, constant_of):
+    """§8.9.48 softmax of float32 along the last axis (attention's scores) by the C row kernel
+    (kernels.c softmax_rows_f32: the registered kernel's float64 method) into the plan's buffer,
+    its working row in the kernels' scratch: nothing allocated per run, so a plan's replay
+    can make the call again (runtime/replay.py)."""
+    x = node.inputs[0].descriptor
+    fast = kernels.simd()
+    if x.type.numpy != _F32 or node.attributes["axis"] not in (-1, x.rank - 1) or fast is None:
+        return None
+    shape = node.outputs[0].descriptor.shape
+
+    def kernel(inputs, _attributes, _outputs, out=None):
+        out = np.empty(shape, _F32) if out is None else out
+        return [fast.softmax_rows(np.ascontiguousarray(inputs[0]), out)]
+    kernel.writes_into = kernel.replayable = True
+    return kernel
+
+
+def _layer_normalization(node: Node, constant_of):
+    """§8.9.30 layerNormalization of float32 over the last axis with constant (or no) scale
+    and bias (a transformer's) by the C row kernel (kernels.c layernorm_rows_f32: the
+    registered kernel's float64 method), scale and bias laid out once, into the plan's buffer."""
+    x, scale, bias = node.inputs
+    attributes = node.attributes
+    fast = kernels.simd()
+    if (x.descriptor.type.numpy != _F32 or x.descriptor.rank == 0 or tuple(attributes["axes"]) != (x.descriptor.rank - 1,)
+            or fast is None):
+        return None
+    vectors = _constants((scale, bias), constant_of)
+    if vectors is None:
+        return None
+    scale_vector, bias_vector = (None if v is None else np.ascontiguousarray(v, _F32) for v in vectors)
+    epsilon = float(np.float32(attributes["epsilon"]))
+    shape = node.outputs[0].descriptor.shape
+
+    def kernel(inputs, _attributes, _outputs, out=None):
+        out = np.empty(shape, _F32) if out is None else out
+        return [fast.layernorm_rows(np.ascontiguousarray(inputs[0]), scale_vector, bias_vector, epsilon, out)]
+    kernel.writes_into = kernel.replayable = True
+    return kernel
+
+
 _SPECIALISERS = {"conv2d": _conv2d, "transpose": _transpose, "gemm": _gemm, "matmul": _matmul, "lstm": _recurrent(lstm_runner, 2),
                  "gru": _recurrent(gru_runner, 1), "loop": fused_recurrent_loop,
-                 "maxPool2d": _max_pool, "averagePool2d": _average_pool, "mul": _channel_scale}
+                 "maxPool2d": _max_pool, "averagePool2d": _average_pool, "mul": _channel_scale,
+                 "softmax": _softmax, "layerNormalization": _layer_normalization}
