@@ -88,6 +88,16 @@ async def _plans(k: dict):
     return plans
 
 
+def _assert_replay_keeps_the_walks_bits(replayed, walked, x: np.ndarray, seed: int) -> None:
+    """Six runs of both plans on the same input array, new values written in place each time
+    (a segment reading it reads them): the replayed results are the walk's, bit for bit."""
+    rng = np.random.default_rng(seed)
+    for run in range(6):
+        x[...] = rng.uniform(-1, 1, x.shape)
+        got, expected = replayed.execute({"x": x})["y"], walked.execute({"x": x})["y"]
+        assert got.tobytes() == expected.tobytes(), f"run {run + 2} differs"
+
+
 def _segments(plan) -> list:
     schedule = plan._replay.schedule if plan._replay is not None else None
     return [unit for unit in schedule or () if isinstance(unit, Segment)]
@@ -99,12 +109,7 @@ async def test_replayed_runs_match_the_walk_bit_for_bit():
     x = np.random.default_rng(1).uniform(-1, 1, (1, H, W, C)).astype(np.float32)
     first = replayed.execute({"x": x})["y"]
     np.testing.assert_allclose(first, _reference(x, k), rtol=1e-4, atol=1e-4)
-    rng = np.random.default_rng(2)
-    for run in range(6):
-        # The same input array, new values in place: a segment reading it reads them.
-        x[...] = rng.uniform(-1, 1, x.shape)
-        got, expected = replayed.execute({"x": x})["y"], walked.execute({"x": x})["y"]
-        assert got.tobytes() == expected.tobytes(), f"run {run + 2} differs"
+    _assert_replay_keeps_the_walks_bits(replayed, walked, x, seed=2)
     if IN_PYODIDE:
         bound = sum(segment.stop - segment.first for segment in _segments(replayed))
         assert bound >= len(replayed.steps) - 2, (bound, len(replayed.steps), replayed._replay.schedule)
@@ -267,11 +272,7 @@ async def test_an_encoder_block_replays_its_normalisations_attention_and_ffn():
     walked._replay = None
     x = np.random.default_rng(4).uniform(-1, 1, (1, S, D)).astype(np.float32)
     np.testing.assert_allclose(replayed.execute({"x": x})["y"], _encoder_reference(x, k), rtol=1e-4, atol=1e-4)
-    rng = np.random.default_rng(5)
-    for run in range(6):
-        x[...] = rng.uniform(-1, 1, x.shape)
-        got, expected = replayed.execute({"x": x})["y"], walked.execute({"x": x})["y"]
-        assert got.tobytes() == expected.tobytes(), f"run {run + 2} differs"
+    _assert_replay_keeps_the_walks_bits(replayed, walked, x, seed=5)
     if IN_PYODIDE:
         bound = {replayed.steps[i].name for segment in _segments(replayed) for i in range(segment.first, segment.stop)}
         for name in ("layerNormalization", "softmax", "matmul+mul", "matmul+add+gelu"):

@@ -318,6 +318,17 @@ def _recurrent(runner: Callable, states: int):
     return make
 
 
+def _into_buffer(shape: tuple, compute: Callable) -> Callable:
+    """A float32 kernel whose result `compute(inputs, out)` writes into `out`: the plan's buffer,
+    or a fresh array of `shape` without one. Marked `replayable`: the specialisations built on it
+    make only C kernel calls on their inputs, `out` and arrays they hold (a numpy branch calls
+    kernels.untraceable()), so runtime/replay.py may bind them."""
+    def kernel(inputs, _attributes, _outputs, out=None):
+        return [compute(inputs, np.empty(shape, _F32) if out is None else out)]
+    kernel.writes_into = kernel.replayable = True
+    return kernel
+
+
 def _pool_nhwc(node: Node):
     """(the C kernels, input shape) for a float32 NHWC pooling node, else None."""
     x = node.inputs[0].descriptor
@@ -339,12 +350,9 @@ def _max_pool(node: Node, constant_of):
     shape = node.outputs[0].descriptor.shape
     pads = (attributes["padding"][0], attributes["padding"][2])
 
-    def kernel(inputs, _attributes, _outputs, out=None):
-        out = np.empty(shape, _F32) if out is None else out
-        return [fast.maxpool_nhwc(np.ascontiguousarray(inputs[0]), attributes["windowDimensions"],
-                                  attributes["strides"], attributes["dilations"], pads, out)]
-    kernel.writes_into = kernel.replayable = True
-    return kernel
+    return _into_buffer(shape, lambda inputs, out: fast.maxpool_nhwc(
+        np.ascontiguousarray(inputs[0]), attributes["windowDimensions"], attributes["strides"],
+        attributes["dilations"], pads, out))
 
 
 def _average_pool(node: Node, constant_of):
@@ -360,11 +368,7 @@ def _average_pool(node: Node, constant_of):
         return None
     shape = node.outputs[0].descriptor.shape
 
-    def kernel(inputs, _attributes, _outputs, out=None):
-        out = np.empty(shape, _F32) if out is None else out
-        return [fast.global_avgpool_nhwc(np.ascontiguousarray(inputs[0]), out)]
-    kernel.writes_into = kernel.replayable = True
-    return kernel
+    return _into_buffer(shape, lambda inputs, out: fast.global_avgpool_nhwc(np.ascontiguousarray(inputs[0]), out))
 
 
 def _channel_scale(node: Node, constant_of):
@@ -383,12 +387,8 @@ def _channel_scale(node: Node, constant_of):
     if fast is None:
         return None
 
-    def kernel(inputs, _attributes, _outputs, out=None):
-        x = np.ascontiguousarray(inputs[big])
-        out = np.empty(x.shape, _F32) if out is None else out
-        return [fast.scale_channels(x, np.ascontiguousarray(inputs[1 - big]).reshape(n, c), out)]
-    kernel.writes_into = kernel.replayable = True
-    return kernel
+    return _into_buffer(out.shape, lambda inputs, into: fast.scale_channels(
+        np.ascontiguousarray(inputs[big]), np.ascontiguousarray(inputs[1 - big]).reshape(n, c), into))
 
 
 def _transpose(node: Node, constant_of):
@@ -418,9 +418,8 @@ def _transpose(node: Node, constant_of):
             return np.lib.stride_tricks.as_strided(part, (rows, cols), (s2, s3))
         return None
 
-    def kernel(inputs, _attributes, _outputs, out=None):
+    def transposed(inputs, out):
         x = inputs[0]
-        out = np.empty(shape, _F32) if out is None else out
         for n in range(batches):
             source = matrix(x[n])
             if source is None:
@@ -428,9 +427,8 @@ def _transpose(node: Node, constant_of):
                 out[n] = x[n].transpose(np.subtract(permutation[1:], 1))
             else:
                 fast.copy_2d(source.T, out[n].reshape(cols, rows))
-        return [out]
-    kernel.writes_into = kernel.replayable = True
-    return kernel
+        return out
+    return _into_buffer(shape, transposed)
 
 
 def _softmax(node: Node, constant_of):
@@ -442,13 +440,8 @@ def _softmax(node: Node, constant_of):
     fast = kernels.simd()
     if x.type.numpy != _F32 or node.attributes["axis"] not in (-1, x.rank - 1) or fast is None:
         return None
-    shape = node.outputs[0].descriptor.shape
-
-    def kernel(inputs, _attributes, _outputs, out=None):
-        out = np.empty(shape, _F32) if out is None else out
-        return [fast.softmax_rows(np.ascontiguousarray(inputs[0]), out)]
-    kernel.writes_into = kernel.replayable = True
-    return kernel
+    return _into_buffer(node.outputs[0].descriptor.shape,
+                        lambda inputs, out: fast.softmax_rows(np.ascontiguousarray(inputs[0]), out))
 
 
 def _layer_normalization(node: Node, constant_of):
@@ -466,13 +459,8 @@ def _layer_normalization(node: Node, constant_of):
         return None
     scale_vector, bias_vector = (None if v is None else np.ascontiguousarray(v, _F32) for v in vectors)
     epsilon = float(np.float32(attributes["epsilon"]))
-    shape = node.outputs[0].descriptor.shape
-
-    def kernel(inputs, _attributes, _outputs, out=None):
-        out = np.empty(shape, _F32) if out is None else out
-        return [fast.layernorm_rows(np.ascontiguousarray(inputs[0]), scale_vector, bias_vector, epsilon, out)]
-    kernel.writes_into = kernel.replayable = True
-    return kernel
+    return _into_buffer(node.outputs[0].descriptor.shape, lambda inputs, out: fast.layernorm_rows(
+        np.ascontiguousarray(inputs[0]), scale_vector, bias_vector, epsilon, out))
 
 
 _SPECIALISERS = {"conv2d": _conv2d, "transpose": _transpose, "gemm": _gemm, "matmul": _matmul, "lstm": _recurrent(lstm_runner, 2),
