@@ -250,10 +250,13 @@
     if (config.debug) pyodide.setDebug(true);
     const loaded = pyodide.pyimport("webnn_py.browser.bridge");
     mark("import");
-    loaded.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask(),
-                   config.strictBufferTypes === true, Float16ArrayCtor || Uint16ArrayCtor, wrapperProxyOf);
+    const turnWords = loaded.install(unwrapForPython, config.timeSlice === undefined ? 8 : config.timeSlice, postTask(),
+                                     config.strictBufferTypes === true, Float16ArrayCtor || Uint16ArrayCtor, wrapperProxyOf);
     PyProxy = pyodide.ffi.PyProxy;
     emscripten = pyodide._module;
+    const schedule = pyodide._api.scheduleCallback;
+    scheduleImmediate = typeof schedule === "function" ? (callback) => schedule(callback, 0) : (callback) => setTimer(callback, 0);
+    turnWord = turnWords;
     // The bridge's functions, each looked up once: a PyProxy attribute read is a call
     // into Python (and a new proxy) on every use.
     bridge = { __proto__: null, ml: loaded.ml, construct: loaded.construct, invoke: loaded.invoke,
@@ -595,6 +598,34 @@
     return undefined;   // Pyodide's own call_soon: postMessage / MessageChannel, not clamped
   }
 
+  // ---- the end of the caller's turn -------------------------------------------------------
+  //
+  // The dispatch()es one task starts share one slice of work (README "Responsiveness"), so
+  // Python's timelines must learn when the task is over. A timeline that starts a turn sets
+  // a word in Python's memory (webnn_py/runtime/timeline.py, set_turn_words); when the call
+  // into Python returns, the shim clears it and posts a task of its own that counts itself in
+  // the next word, which the timelines read at their next start: no call into Python for it.
+  let turnWord = 0;              // the words' index in HEAPU32 once booted; 0: none
+  let scheduleImmediate = null;  // Pyodide's own later task (its call_soon's), captured at boot
+
+  function endTurnIfAsked() {
+    const words = emscripten.HEAPU32;
+    if (words[turnWord] === 0) return;
+    words[turnWord] = 0;
+    const mode = config.postTask || "user-visible";
+    if (mode !== "pyodide" && schedulerPostTask) {
+      apply(schedulerPostTask, schedulerObject, [countTurnTask, { priority: mode }]);
+    } else {
+      // As the slices without postTask: in WebKit a MessageChannel's message comes after the
+      // page's setTimeout(0), so a page's next task would find the turn still going on.
+      scheduleImmediate(countTurnTask);
+    }
+  }
+
+  function countTurnTask() {
+    if (fatalError === null) emscripten.HEAPU32[turnWord + 1]++;    // wraps at 2**32, as Python's != allows
+  }
+
   // Pyodide's loadPyodide(): a classic <script> in windows, importScripts() in
   // classic workers, import() in module workers (which have no importScripts).
   async function pyodideLoader(indexURL) {
@@ -787,6 +818,7 @@
         return operation(a, b, c, d);
       } finally {
         guardDepth--;
+        if (turnWord !== 0) endTurnIfAsked();
       }
     }
     // The page's additions come off first, so that what follows inherits none of them.
@@ -807,6 +839,7 @@
         return operation(a, b, c, d);
       } finally {
         guardDepth--;
+        if (turnWord !== 0) endTurnIfAsked();
       }
     } finally {
       restorePageVersions(swapped);

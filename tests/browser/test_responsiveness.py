@@ -114,6 +114,44 @@ def test_matmul_chain_keeps_the_page_responsive(pages, query):
     assert not errors
 
 
+ONE_STEP_PER_TASK = """(async ({n, tasks}) => {
+  const ctx = await navigator.ml.createContext();
+  const {graph, desc, inputs} = await matmulChain(ctx, n, 1);
+  const x = await ctx.createTensor({...desc, writable: true});
+  const out = await ctx.createTensor({...desc, readable: true});
+  ctx.writeTensor(x, inputs.x);
+  await ctx.readTensor(out);
+  const runs = [];
+  for (let i = 0; i < tasks; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));      // a task of its own
+    const start = performance.now();
+    ctx.dispatch(graph, {x}, {y: out});
+    const called = performance.now();
+    const y = new Float32Array(await ctx.readTensor(out));
+    runs.push({callMs: called - start, readMs: performance.now() - called, head: Array.from(y.slice(0, 4))});
+  }
+  return runs;
+})({n: 768, tasks: 6})"""
+
+
+# On the page the test above ends with, then on the one the tests below start with: no page of its own.
+@pytest.mark.parametrize("query", ["?post=pyodide", ""])
+def test_each_task_gets_a_new_slice(pages, query):
+    """A dispatch of one step longer than the slice spends its task's turn; the turn ends with
+    the task (the shim's end-of-turn task: js_shim "The end of the caller's turn", on the
+    scheduler's postTask or, with ?post=pyodide, a MessageChannel), so the same dispatch in
+    each later task runs in its call again and the read after it settles at once. A turn that
+    did not end would queue every other dispatch behind a task of the timeline's: its call
+    returns at once, and the read waits for the whole product."""
+    page = pages(query)
+    runs = page.evaluate(ONE_STEP_PER_TASK)
+    x = (np.arange(768 * 768) % 1000).astype(np.float32).reshape(768, 768)
+    for run in runs:
+        assert run["head"] == x[0, (np.arange(4) - 1) % 768].tolist()
+        assert run["callMs"] > run["readMs"], runs
+    assert not _errors(page)
+
+
 def test_a_short_run_repeats_its_dispatch_until_the_click(pages):
     # The mechanism the tests above rely on: a chain far shorter than the click's delivery and
     # the minimum run is dispatched again (same inputs, same result) until both are there.

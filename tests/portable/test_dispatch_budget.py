@@ -214,3 +214,38 @@ async def test_reads_and_writes_run_at_once_only_on_an_idle_timeline_and_draw_on
     # A lost context: nothing at once (its steps are aborted on the queue instead).
     context.destroy()
     assert timeline.run_at_once(ran.append, 3) is timeline_module.NOT_RUN and ran == []
+
+
+@_with_counting_clock
+async def test_in_the_page_the_shims_task_ends_the_turn():
+    # set_turn_words: the browser shim's two words, [asked, tasks]. A turn that starts asks,
+    # and posts no task of the timeline's own; a turn ends when `tasks` changes (the shim's
+    # later task ran), not before.
+    context, graph, t_in, t_out = await _setup()
+    timeline = context._timeline
+    timeline.slice_seconds = 20 / 1000                      # one whole dispatch and a bit
+    words = [0, 7]
+    timeline_module.set_turn_words(words)
+    try:
+        before = timeline.steps
+        context.dispatch(graph, {"x": t_in}, {"y": t_out})
+        assert timeline.steps - before == STEPS and not timeline.busy
+        assert words == [1, 7] and not timeline._scheduled  # asked the shim; no task of its own
+        words[0] = 0                                        # the shim's answer: a task posted
+        before = timeline.steps
+        context.dispatch(graph, {"x": t_in}, {"y": t_out})  # the same task: the rest of the slice
+        assert 1 <= timeline.steps - before < STEPS and timeline.busy
+        assert words == [0, 7]                              # a turn that goes on: asked once
+        assert np.frombuffer(await context.readTensor(t_out), np.float32).tolist() == [STEPS] * 4
+        for _ in range(3):
+            await asyncio.sleep(0)
+        words[:] = [0, 8]                                   # the shim's task ran
+        for _ in range(2):
+            before = timeline.steps
+            context.dispatch(graph, {"x": t_in}, {"y": t_out})
+            assert timeline.steps - before == STEPS and not timeline.busy   # a new turn each time
+            assert words[0] == 1
+            words[0] = 0
+            words[1] = (words[1] + 1) & 0xFFFFFFFF
+    finally:
+        timeline_module.set_turn_words(None)

@@ -31,8 +31,8 @@ from ..base.errors import DOMException, NotSupportedError, UnknownError, describ
 from ..bindings import (BufferSource, ScriptException, convert, convert_arguments, parse_type, script_arguments,
                         set_platform_object_unwrapper)
 from ..kernels import address_of
-from ..runtime.timeline import NOT_RUN, PromiseFuture, Timeline, set_post_task
-from .tensor_memory import record_of
+from ..runtime.timeline import NOT_RUN, PromiseFuture, Timeline, set_post_task, set_turn_words
+from .tensor_memory import TURN_WORDS, record_of, turn_word_index
 
 ml = api.ML()
 
@@ -102,7 +102,7 @@ class _ConsoleHandler(logging.Handler):
 
 
 def install(unwrap_platform_object, time_slice_ms=8, post_task=None, strict_buffer_types=False,
-            float16_array=None, platform_proxy_of=None) -> None:
+            float16_array=None, platform_proxy_of=None) -> int:
     """Called once by the shim with a JS function giving the Python object behind
     one of its wrappers (or undefined), which the WebIDL conversions then use, and
     the time slice of cooperative dispatch (README "Responsiveness"): a dispatch
@@ -112,7 +112,9 @@ def install(unwrap_platform_object, time_slice_ms=8, post_task=None, strict_buff
     the rest of its configuration, and the constructor of float16 results (the engine's
     Float16Array captured at load, or Uint16Array where it has none), and a JS function
     giving the PyProxy behind a wrapper of a given interface (records of them are read in
-    one crossing: bindings.set_platform_object_unwrapper)."""
+    one crossing: bindings.set_platform_object_unwrapper). Returns the index in the heap's
+    Uint32Array of the timelines' turn words, which the shim answers from now on
+    (tensor_memory.TURN_WORDS; runtime/timeline.py, set_turn_words)."""
     global _float16_view
     set_platform_object_unwrapper(unwrap_platform_object, platform_proxy_of)
     if float16_array is not None:
@@ -125,6 +127,8 @@ def install(unwrap_platform_object, time_slice_ms=8, post_task=None, strict_buff
     if not any(isinstance(h, _ConsoleHandler) for h in logger.handlers):
         logger.addHandler(_ConsoleHandler(logging.WARNING))
         logger.propagate = False
+    set_turn_words(TURN_WORDS)
+    return turn_word_index()
 
 
 class _TaskPoster:

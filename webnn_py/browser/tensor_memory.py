@@ -83,6 +83,18 @@ class TensorSlot:
         row[1] = (READABLE if tensor._readable else 0) | (WRITABLE if tensor._writable else 0)
 
 
+# The timelines' turn words, [asked, tasks] (runtime/timeline.py, set_turn_words): Python sets
+# `asked` when a timeline starts a turn; the shim clears it when the call returns and counts its
+# own later task in `tasks` ("The end of the caller's turn" in js_shim/webnn-polyfill.js).
+_turn_array = np.zeros(2, dtype=np.uint32)      # kept for the runtime's lifetime, like the slots
+TURN_WORDS = memoryview(_turn_array)            # indexed as Python ints (a numpy scalar is slower)
+
+
+def turn_word_index() -> int:
+    """The turn words' first word as an index into the heap's Uint32Array view."""
+    return _word_index(_turn_array)
+
+
 def record_of(context, tensor):
     """What the shim keeps for `tensor` used through `context` (bridge.tensor_memory):
     (context slot's word, its serial, tensor slot's word, its serial, the name of the typed

@@ -23,7 +23,8 @@ writeTensor() and readTensor() start their work at once, in the caller's task,
 only when the timeline is idle (nothing queued ahead of them, so the timeline
 order is the call order either way); every dispatch() started so in one task
 draws on the same budget (the task's "turn": one slice of work, counted from the
-steps' own run time, ended by the next task the timeline runs in). So a page that
+steps' own run time, ended by the next task the timeline runs in, or in the page by a
+task the shim posts: set_turn_words). So a page that
 calls dispatch() 30 times in a row is held for one slice (plus the step that
 crosses its end), not 30 (issue 19, item 8); the rest runs in later tasks, in
 order. readTensor()'s and writeTensor()'s steps (run_at_once) cost what the
@@ -74,6 +75,22 @@ def set_post_task(post_task: Callable[[Callable[[], None]], None] | None) -> Non
     _post_task = post_task
 
 
+# How a turn ends in the page (set_turn_words); None: with a task of the timeline's own.
+_turn_words = None
+
+
+def set_turn_words(words) -> None:
+    """Two words the browser shim shares with the timelines, [asked, tasks]: a timeline that
+    starts a turn sets `asked`; when the page's call into Python returns, the shim clears it
+    and posts a task of its own, no call into Python, that adds one to `tasks`. A turn is
+    over once `tasks` has changed since it began: a task has run after the one it began in.
+    One JS task ends the turns of every timeline, where a task of each timeline's own
+    (_schedule(always=True)) cost two crossings of Pyodide's boundary per run (~10-15 % of a
+    one-node run through ORT-web's WebNN EP, issue 17)."""
+    global _turn_words
+    _turn_words = words
+
+
 class Timeline:
     # Seconds of work per task before handing the thread back; None: no slicing.
     slice_seconds: float | None = None
@@ -89,6 +106,7 @@ class Timeline:
         # Seconds of work the caller's current task may still spend in starts (enqueue's
         # `start`); None: no start in this task yet. Reset by the next task the timeline runs in.
         self._turn_budget: float | None = None
+        self._turn_began = 0    # the shim's task count when this turn began (set_turn_words)
         # The browser shim's copy of "would run_at_once run a step now?": a slot of
         # browser/tensor_memory.py (word 1: READY or 0), written by publish() whenever control
         # can go back to JavaScript after the answer may have changed; None: nobody reads it.
@@ -142,11 +160,19 @@ class Timeline:
         """enqueue()'s start on an idle timeline, in the page: `run` is called here, not
         queued and taken back (the per-run calls' path, issue 17)."""
         budget = self._turn_budget
+        words = _turn_words
+        if budget is not None and words is not None and words[1] != self._turn_began:
+            budget = None       # the shim's task has run since the turn began: a new task
         if budget is None:
             # The first start of this task: one slice of work (at least one step), and a
-            # task that ends the turn (it also runs what this task's starts leave over).
+            # task that ends the turn: the shim's, or one of ours (which also runs what this
+            # task's starts leave over; with the shim's, _schedule below posts that).
             budget = self._turn_budget = self.slice_seconds
-            self._schedule(always=True)
+            if words is None:
+                self._schedule(always=True)
+            else:
+                self._turn_began = words[1]
+                words[0] = 1
         elif budget <= 0:
             self._queue.append((run, on_abort))     # the turn is spent: the scheduled task runs it
             return
