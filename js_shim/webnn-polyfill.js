@@ -613,12 +613,18 @@
     if (words[turnWord] === 0) return;
     words[turnWord] = 0;
     const mode = config.postTask || "user-visible";
-    if (mode !== "pyodide" && schedulerPostTask) {
-      apply(schedulerPostTask, schedulerObject, [countTurnTask, { priority: mode }]);
-    } else {
-      // As the slices without postTask: in WebKit a MessageChannel's message comes after the
-      // page's setTimeout(0), so a page's next task would find the turn still going on.
-      scheduleImmediate(countTurnTask);
+    try {
+      if (mode !== "pyodide" && schedulerPostTask) {
+        apply(schedulerPostTask, schedulerObject, [countTurnTask, { priority: mode }]);
+      } else {
+        // As the slices without postTask: in WebKit a MessageChannel's message comes after the
+        // page's setTimeout(0), so a page's next task would find the turn still going on.
+        scheduleImmediate(countTurnTask);
+      }
+    } catch (error) {
+      // A scheduler the page replaced before the shim loaded (or its postMessage, which
+      // Pyodide's task calls) threw: the API call's outcome stands, and the turn ends with the
+      // timeline's next task instead (Timeline._run_slice).
     }
   }
 
