@@ -249,3 +249,38 @@ async def test_in_the_page_the_shims_task_ends_the_turn():
             words[1] = (words[1] + 1) & 0xFFFFFFFF
     finally:
         timeline_module.set_turn_words(None)
+
+
+@_with_counting_clock
+async def test_in_the_page_a_dispatch_after_the_turn_is_spent_still_runs():
+    # The turn's slice spent by a dispatch that finished in it (nothing left over, so no task of
+    # the timeline's was posted): a read or a dispatch later in the same turn is queued, and must
+    # get a task of its own (a regression: a read waited forever for one, hanging transformers.js
+    # through ORT-web's WebNN EP in tests/ort/test_transformers_js.py).
+    context = await webnn_py.ml.createContext()
+    builder = webnn_py.MLGraphBuilder(context)
+    graph = await builder.build({"y": builder.add(builder.input("x", F32), builder.constant("float32", 1))})
+    t_in = await context.createTensor({**F32, "writable": True})
+    t_out = await context.createTensor({**F32, "readable": True})
+    context.writeTensor(t_in, np.zeros(4, np.float32))
+    await context.readTensor(t_out)
+    timeline = context._timeline
+    timeline.slice_seconds = 1 / 1000               # the one-step plan: its dispatch reads the clock twice
+    words = [0, 0]
+    timeline_module.set_turn_words(words)
+    try:
+        context.dispatch(graph, {"x": t_in}, {"y": t_out})
+        assert timeline._turn_budget <= 0 and not timeline.busy and not timeline._scheduled
+        assert words[0] == 1
+        words[0] = 0                                            # the shim's answer (its task not run)
+        read = context.readTensor(t_out)                        # the same turn, spent: queued
+        assert timeline.busy
+        assert np.frombuffer(await asyncio.wait_for(read, 10), np.float32).tolist() == [1] * 4
+        # The task of the timeline's that ran the read ended the turn too: a new one, at once.
+        context.writeTensor(t_in, np.full(4, 5, np.float32))
+        context.dispatch(graph, {"x": t_in}, {"y": t_out})
+        assert not timeline.busy and words[0] == 1
+        result = await asyncio.wait_for(context.readTensor(t_out), 10)
+        assert np.frombuffer(result, np.float32).tolist() == [6] * 4
+    finally:
+        timeline_module.set_turn_words(None)

@@ -174,7 +174,10 @@ class Timeline:
                 self._turn_began = words[1]
                 words[0] = 1
         elif budget <= 0:
-            self._queue.append((run, on_abort))     # the turn is spent: the scheduled task runs it
+            # The turn is spent: a task of the timeline's runs it (with the shim ending turns,
+            # none may be scheduled yet: the turn's steps left nothing over).
+            self._queue.append((run, on_abort))
+            self._schedule()
             return
         began = _clock()
         if self.aborted:        # the context is lost: _run_steps runs `on_abort` instead
