@@ -58,6 +58,16 @@ STATES = """async ([n, steps]) => {
                      context.readTensor(tc).then(() => order.push(2)),
                      context.readTensor(tc, new Float32Array(2)).then(() => order.push(3))]);
   facts.settledInOrder = order;
+  // Reads into buffers pending at once, a write between them: each has the data of its own
+  // call (the shim keeps one copy per tensor for such reads, which a pending read holds).
+  const intoFirst = new Float32Array(2), intoSecond = new Float32Array(2), intoThird = new Float32Array(2);
+  context.writeTensor(ta, new Float32Array([5, 6]));
+  const firstRead = context.readTensor(ta, intoFirst);
+  context.writeTensor(ta, new Float32Array([7, 8]));
+  await Promise.all([firstRead, context.readTensor(ta, intoSecond)]);
+  context.writeTensor(ta, new Float32Array([9, 10]));
+  await context.readTensor(ta, intoThird);
+  facts.pendingReads = [Array.from(intoFirst), Array.from(intoSecond), Array.from(intoThird)];
   const detachedInto = new Float32Array(2);
   const detachedRead = context.readTensor(tc, detachedInto);
   structuredClone(detachedInto.buffer, {transfer: [detachedInto.buffer]});
@@ -152,6 +162,7 @@ def test_writes_and_reads_in_memory_follow_every_state(page):
     assert f["intoUntilSettled"] == [-9, -9] and f["intoResolvesUndefined"] is True
     assert f["into"] == [6, -1.5] and f["intoBytes"] == [6, -1.5] and f["intoBuffer"] == [6, -1.5]
     assert f["settledInOrder"] == [1, 2, 3]
+    assert f["pendingReads"] == [[5, 6], [7, 8], [9, 10]]
     assert f["intoDetached"][0] == "TypeError" and "detached" in f["intoDetached"][1]
     assert f["bytes"] == [1.5, 4] and f["buffer"] == [2.5, 3] and f["dataView"] == [6, 7]
     assert f["afterReplaced"] == [[-1, 8], [-2, -24]]
