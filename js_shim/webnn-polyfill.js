@@ -585,17 +585,19 @@
     try { performance.mark("webnn-py:" + phase); } catch (e) { /* no User Timing */ }
   }
 
+  // Later tasks of ours (a dispatch's next slice, the end of a turn) go through the scheduler's
+  // postTask, captured at load, at the configured priority; null: Pyodide's own immediate task
+  // (postTask: "pyodide", or no scheduler.postTask, as in WebKit).
+  const taskOptions = (config.postTask || "user-visible") !== "pyodide" && schedulerPostTask
+    ? { __proto__: null, priority: config.postTask || "user-visible" } : null;
+
   // The next slice of a dispatch runs in a new task (README "Responsiveness"). The
-  // scheduler's postTask is captured now, and gets a closure, never Python's callback.
+  // scheduler's postTask gets a closure, never Python's callback.
   function postTask() {
-    const mode = config.postTask || "user-visible";
-    if (mode !== "pyodide" && schedulerPostTask) {
-      const options = { priority: mode };
-      return (callback) => {
-        apply(schedulerPostTask, schedulerObject, [() => { if (fatalError === null) guarded(callWithoutArguments, callback); }, options]);
-      };
-    }
-    return undefined;   // Pyodide's own call_soon: postMessage / MessageChannel, not clamped
+    if (taskOptions === null) return undefined;   // Pyodide's own call_soon: postMessage / MessageChannel, not clamped
+    return (callback) => {
+      apply(schedulerPostTask, schedulerObject, [() => { if (fatalError === null) guarded(callWithoutArguments, callback); }, taskOptions]);
+    };
   }
 
   // ---- the end of the caller's turn -------------------------------------------------------
@@ -612,10 +614,9 @@
     const words = emscripten.HEAPU32;
     if (words[turnWord] === 0) return;
     words[turnWord] = 0;
-    const mode = config.postTask || "user-visible";
     try {
-      if (mode !== "pyodide" && schedulerPostTask) {
-        apply(schedulerPostTask, schedulerObject, [countTurnTask, { priority: mode }]);
+      if (taskOptions !== null) {
+        apply(schedulerPostTask, schedulerObject, [countTurnTask, taskOptions]);
       } else {
         // As the slices without postTask: in WebKit a MessageChannel's message comes after the
         // page's setTimeout(0), so a page's next task would find the turn still going on.
